@@ -1,0 +1,49 @@
+Feature: History limit
+  Long sessions must not grow without bound, but the assistant must always
+  keep the most recent messages, in order. A limit trimmed from the wrong end,
+  or one message off, quietly loses what the user just said.
+
+  Rule: Only the newest messages are kept
+
+    Scenario: The oldest message is dropped when the limit is reached
+      Given the history limit is 3 messages
+      And a new session "alice"
+      And the user said "one"
+      And the assistant replied "two"
+      And the user said "three"
+      When the assistant replies "four"
+      Then the context is:
+        | role      | content |
+        | assistant | two     |
+        | user      | three   |
+        | assistant | four    |
+
+    Scenario: Nothing is dropped while the session is within the limit
+      Given the history limit is 3 messages
+      And a new session "alice"
+      And the user said "one"
+      When the assistant replies "two"
+      Then the context contains 2 messages
+
+    Scenario Outline: A limit of <limit> keeps exactly messages <first> to 25
+      Given the history limit is <limit> messages
+      And a new session "alice"
+      When the user and the assistant exchange 25 messages
+      Then the context is messages <first> to 25 of the exchange
+
+      Examples:
+        | limit | first |
+        | 1     | 25    |
+        | 10    | 16    |
+        | 20    | 6     |
+        | 24    | 2     |
+        | 25    | 1     |
+        | 30    | 1     |
+
+  Rule: Rapid writes keep the newest messages, in order, roles intact
+
+    Scenario: Fifty rapid writes keep exactly the last ten
+      Given the history limit is 10 messages
+      And a new session "alice"
+      When the user and the assistant exchange 50 messages
+      Then the context is messages 41 to 50 of the exchange

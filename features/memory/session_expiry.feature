@@ -1,0 +1,44 @@
+Feature: Session expiry
+  A session is forgotten after a period without messages, so that old
+  conversations do not pile up forever. It must never be forgotten while the
+  user is still talking, and must be forgotten once the time is up.
+
+  Background:
+    Given sessions expire after 30 minutes of inactivity
+    And a new session "alice"
+
+  Rule: A session is forgotten after the expiry time without messages
+
+    Scenario: The context is still there one second before the session expires
+      Given the user said "Remember my order number 4711."
+      When 1799 seconds pass
+      Then the context contains 1 message
+
+    Scenario: The context is gone one second after the session expires
+      Given the user said "Remember my order number 4711."
+      When 1801 seconds pass
+      Then the context is empty
+
+    Scenario: The context is gone after a long silence
+      Given the user said "Remember my order number 4711."
+      When 31 minutes pass
+      Then the context is empty
+
+  Rule: Every message restarts the expiry time
+
+    Scenario: The context survives while the user keeps talking
+      Given the user said "one"
+      And 20 minutes passed
+      And the user said "two"
+      When 20 minutes pass
+      Then the context is:
+        | role | content |
+        | user | one     |
+        | user | two     |
+
+    Scenario: The whole context expires together after the last message
+      Given the user said "one"
+      And 20 minutes passed
+      And the user said "two"
+      When 31 minutes pass
+      Then the context is empty

@@ -1,0 +1,54 @@
+@storage_contract
+Feature: Storage contract
+  This feature is about storage itself: other services read and write chat
+  history directly in Redis, so the key of a session and the exact stored
+  entry are a contract. A renamed key or a changed serializer would break
+  those services silently; these scenarios break first.
+
+  Rule: A session's history lives under one key, with the session id as its hash tag
+
+    Scenario: A session's messages are stored under its own key
+      Given a new session "alice"
+      When the user says "hello"
+      Then the session's history is stored under the key "chat:session:{alice}:history"
+
+    Scenario: Characters that could break the key are percent-encoded
+      Given a new session "user:{42} *"
+      When the user says "hello"
+      Then the session's history is stored under the key "chat:session:{user%3A%7B42%7D%20%2A}:history"
+
+  Rule: Each entry is versioned JSON in UTF-8, not ASCII-escaped
+
+    Scenario: An entry is stored exactly in format version 1
+      Given the time is 2026-12-02 10:00:00 UTC
+      And a new session "alice"
+      When the user sends message "m-1" saying "Call me "Ada", 我叫张三"
+      Then stored entry 1 of the session is:
+        """
+        {"v":1,"id":"m-1","role":"user","content":"Call me \"Ada\", 我叫张三","created_at":1796205600.0}
+        """
+
+    Scenario: An entry in the earlier plain shape still loads
+      Given a new session "alice"
+      And another service stored this entry for the session:
+        """
+        {"role": "user", "content": "I was stored before format versions."}
+        """
+      When the assistant replies "Welcome back."
+      Then the context is:
+        | role      | content                              |
+        | user      | I was stored before format versions. |
+        | assistant | Welcome back.                        |
+
+  Rule: A session's keys carry the expiry time of the session
+
+    Scenario: Every key of an expiring session carries its time to live
+      Given sessions expire after 30 minutes of inactivity
+      And a new session "alice"
+      When the user says "hello"
+      Then the session's keys expire in 1800 seconds
+
+    Scenario: The keys of a session without expiry carry no time to live
+      Given a new session "alice"
+      When the user says "hello"
+      Then the session's keys never expire

@@ -1,0 +1,50 @@
+"""chat-memory: the conversation memory of an LLM chat product, stored in Redis.
+
+>>> import fakeredis
+>>> from chat_memory import MemoryService
+>>> memory = MemoryService(fakeredis.FakeRedis(), max_history=10)
+>>> _ = memory.add_message("alice", "user", "我叫张三")
+>>> memory.get_context("alice")
+[{'role': 'user', 'content': '我叫张三'}]
+"""
+
+from ._codec import FORMAT_VERSION
+from ._keys import DEFAULT_NAMESPACE, MAX_SESSION_ID_CHARS, KeyLayout
+from ._message import ROLES, Message, Role, ToolCall
+from ._service import DEFAULT_MAX_MESSAGE_BYTES, MemoryService, MessageInput
+from .exceptions import (
+    ChatMemoryError,
+    CorruptEntryError,
+    InvalidContentError,
+    InvalidInputError,
+    InvalidRoleError,
+    InvalidSessionIdError,
+    MessageTooLargeError,
+    StorageError,
+    StorageUnavailableError,
+    WriteOutcomeUnknownError,
+)
+
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "DEFAULT_NAMESPACE",
+    "FORMAT_VERSION",
+    "MAX_SESSION_ID_CHARS",
+    "ROLES",
+    "ChatMemoryError",
+    "CorruptEntryError",
+    "InvalidContentError",
+    "InvalidInputError",
+    "InvalidRoleError",
+    "InvalidSessionIdError",
+    "KeyLayout",
+    "MemoryService",
+    "Message",
+    "MessageInput",
+    "MessageTooLargeError",
+    "Role",
+    "StorageError",
+    "StorageUnavailableError",
+    "ToolCall",
+    "WriteOutcomeUnknownError",
+]

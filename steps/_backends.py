@@ -1,0 +1,180 @@
+"""Which Redis the scenarios run against, and how each scenario gets a clean one.
+
+Three backends, chosen on the command line:
+
+- fakeredis (default): a fresh in-process server per scenario, no services;
+- a real server: ``--redis-url redis://HOST:PORT/DB`` (or ``TEST_REDIS_URL``,
+  or ``TEST_REDIS_HOST``/``TEST_REDIS_PORT``), or ``--redis-server`` to start a
+  throwaway ``redis-server`` (through pytest-redis);
+- a Redis Cluster: ``--redis-cluster`` with ``--redis-url`` naming any node,
+  or alone to start a throwaway 3-master cluster on loopback.
+
+A real server is treated as shared: every scenario works in a namespace of its
+own and deletes only its own keys afterwards (never FLUSHDB).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Literal
+
+import fakeredis
+import pytest
+import redis
+
+from chat_memory import DEFAULT_NAMESPACE, KeyLayout
+
+from ._servers import throwaway_cluster
+
+RedisClient = redis.Redis | redis.RedisCluster
+Kind = Literal["fakeredis", "redis", "cluster"]
+
+BACKEND_KEY = pytest.StashKey["Backend"]()
+
+
+@dataclass(frozen=True)
+class Backend:
+    """How to reach the Redis the scenarios run against."""
+
+    kind: Kind
+    url: str | None = None
+    started_here: bool = False
+
+    @property
+    def shared(self) -> bool:
+        """Whether scenarios share one server (and so need namespaces of their own)."""
+        return self.kind != "fakeredis"
+
+    def describe(self) -> str:
+        """Return a one-line description for the pytest header and reports."""
+        if self.kind == "fakeredis":
+            return "fakeredis (a fresh in-process server per scenario)"
+        origin = "throwaway, started by the suite" if self.started_here else "given"
+        label = "Redis Cluster" if self.kind == "cluster" else "Redis server"
+        return f"{label} at {self.url} ({origin})"
+
+    def connect(self) -> RedisClient:
+        """Return a new client of this backend."""
+        if self.kind == "fakeredis":
+            return fakeredis.FakeRedis(server=fakeredis.FakeServer())
+        assert self.url is not None
+        if self.kind == "cluster":
+            return redis.RedisCluster.from_url(self.url)
+        return redis.Redis.from_url(self.url)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Add the backend options."""
+    group = parser.getgroup("chat-memory", "chat-memory acceptance suite")
+    group.addoption(
+        "--redis-url",
+        default=None,
+        help="run the scenarios against this Redis (default: fakeredis; also TEST_REDIS_URL)",
+    )
+    group.addoption(
+        "--redis-server",
+        action="store_true",
+        help="start a throwaway redis-server for the run and stop it afterwards",
+    )
+    group.addoption(
+        "--redis-cluster",
+        action="store_true",
+        help="use a Redis Cluster: the node --redis-url names, or a throwaway 3-master cluster",
+    )
+
+
+def _given_url(config: pytest.Config) -> str | None:
+    url: str | None = config.getoption("--redis-url") or os.environ.get("TEST_REDIS_URL")
+    if url:
+        return url
+    host, port = os.environ.get("TEST_REDIS_HOST"), os.environ.get("TEST_REDIS_PORT")
+    if host or port:
+        return f"redis://{host or '127.0.0.1'}:{port or 6379}/0"
+    return None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Decide the backend once, before the header is printed."""
+    url = _given_url(config)
+    if config.getoption("--redis-cluster"):
+        config.stash[BACKEND_KEY] = Backend("cluster", url, started_here=url is None)
+    elif config.getoption("--redis-server"):
+        if url:
+            raise pytest.UsageError("--redis-server starts its own server: drop --redis-url")
+        config.stash[BACKEND_KEY] = Backend("redis", None, started_here=True)
+    elif url:
+        config.stash[BACKEND_KEY] = Backend("redis", url)
+    else:
+        config.stash[BACKEND_KEY] = Backend("fakeredis")
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """Name the backend in the pytest header."""
+    return f"chat-memory backend: {config.stash[BACKEND_KEY].describe()}"
+
+
+@pytest.fixture(scope="session")
+def redis_backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    """The backend of this run, with any throwaway server it needs running."""
+    backend = request.config.stash[BACKEND_KEY]
+    if backend.started_here and backend.kind == "redis":
+        proc = request.getfixturevalue("redis_proc")
+        backend = Backend("redis", f"redis://{proc.host}:{proc.port}/0", started_here=True)
+    elif backend.started_here and backend.kind == "cluster":
+        with throwaway_cluster(request.getfixturevalue("tmp_path_factory").mktemp("cluster")) as url:
+            yield _recorded(request.config, Backend("cluster", url, started_here=True))
+        return
+    yield _recorded(request.config, backend)
+
+
+def _recorded(config: pytest.Config, backend: Backend) -> Backend:
+    config.stash[BACKEND_KEY] = backend
+    return backend
+
+
+@pytest.fixture
+def namespace(redis_backend: Backend) -> str:
+    """The key namespace of this scenario: the default, or one of its own on a shared server."""
+    if redis_backend.shared:
+        return f"{DEFAULT_NAMESPACE}-test-{uuid.uuid4().hex[:12]}"
+    return DEFAULT_NAMESPACE
+
+
+@pytest.fixture
+def redis_client(redis_backend: Backend, namespace: str) -> Iterator[RedisClient]:
+    """A client of the backend; on a shared server, this scenario's keys are deleted after it."""
+    client = redis_backend.connect()
+    try:
+        yield client
+    finally:
+        if redis_backend.shared:
+            for key in scenario_keys(client, namespace):
+                client.delete(key)
+        client.close()
+
+
+def scenario_keys(client: RedisClient, namespace: str) -> list[bytes]:
+    """Return every key of ``namespace`` (on every node of a cluster)."""
+    return sorted(client.scan_iter(match=KeyLayout(namespace).pattern(), count=500))
+
+
+def shift_expiry(client: RedisClient, namespace: str, elapsed: timedelta) -> None:
+    """Make the server's expiry agree with an application clock moved by ``elapsed``.
+
+    freezegun cannot move a real server's clock: each key's remaining time to
+    live is shortened by ``elapsed`` instead, and a key with nothing left is
+    expired (deleted).
+    """
+    elapsed_ms = round(elapsed.total_seconds() * 1000)
+    for key in scenario_keys(client, namespace):
+        remaining = int(client.pttl(key))
+        if remaining < 0:  # -1: no expiry, -2: already gone
+            continue
+        if remaining - elapsed_ms <= 0:
+            client.delete(key)
+        else:
+            client.pexpire(key, remaining - elapsed_ms)

@@ -1,0 +1,109 @@
+"""Start and stop a throwaway 3-master Redis Cluster on loopback, for the suite.
+
+Process management is mirakuru's (the library pytest-redis uses for one server);
+this module only lays out the nodes and joins them with ``redis-cli --cluster
+create``. Run it directly to get a cluster for manual use until Ctrl-C::
+
+    python -m steps._servers
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+import port_for
+import redis
+from mirakuru import TCPExecutor
+
+HOST = "127.0.0.1"
+MASTERS = 3
+READY_SECONDS = 30.0
+
+
+def _cluster_ports(count: int) -> list[int]:
+    """Free ports whose cluster bus port (port + 10000) is free as well."""
+    ports: list[int] = []
+    while len(ports) < count:
+        port = port_for.select_random(ports=set(range(20000, 30000)), exclude_ports=ports)
+        if port_for.is_available(port + 10000):
+            ports.append(port)
+    return ports
+
+
+def _node(workdir: Path, port: int) -> TCPExecutor:
+    node_dir = workdir / str(port)
+    node_dir.mkdir()
+    command = [
+        _binary("redis-server"),
+        "--port", str(port),
+        "--bind", HOST,
+        "--dir", str(node_dir),
+        "--cluster-enabled", "yes",
+        "--cluster-config-file", "nodes.conf",
+        "--cluster-node-timeout", "5000",
+        "--save", "",
+        "--appendonly", "no",
+    ]  # fmt: skip
+    return TCPExecutor(command, host=HOST, port=port, timeout=READY_SECONDS)
+
+
+def _binary(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        raise RuntimeError(f"{name} is not installed (Debian: apt-get install redis-server)")
+    return path
+
+
+def _wait_until_ready(url: str, ports: list[int]) -> None:
+    deadline = time.monotonic() + READY_SECONDS
+    while True:
+        states = {redis.Redis(host=HOST, port=p).cluster("INFO").get("cluster_state") for p in ports}
+        if states == {"ok"}:
+            client = redis.RedisCluster.from_url(url)
+            try:
+                client.set("chat-memory:cluster-ready", "1", ex=5)
+                return
+            except redis.RedisError:
+                pass
+            finally:
+                client.close()
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the cluster on ports {ports} did not become ready")
+        time.sleep(0.1)
+
+
+@contextmanager
+def throwaway_cluster(workdir: Path, masters: int = MASTERS) -> Iterator[str]:
+    """Run a ``masters``-node cluster in ``workdir``; yield the URL of its first node."""
+    ports = _cluster_ports(masters)
+    with ExitStack() as nodes:
+        for port in ports:
+            nodes.enter_context(_node(workdir, port))
+        subprocess.run(
+            [_binary("redis-cli"), "--cluster", "create"]
+            + [f"{HOST}:{port}" for port in ports]
+            + ["--cluster-replicas", "0", "--cluster-yes"],
+            check=True,
+            capture_output=True,
+            timeout=READY_SECONDS,
+        )
+        url = f"redis://{HOST}:{ports[0]}/0"
+        _wait_until_ready(url, ports)
+        yield url
+
+
+if __name__ == "__main__":
+    with tempfile.TemporaryDirectory() as tmp, throwaway_cluster(Path(tmp)) as node_url:
+        print(f"cluster ready: --redis-cluster --redis-url {node_url}", flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            sys.exit(0)

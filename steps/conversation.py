@@ -1,0 +1,194 @@
+"""Steps about what is said in a session.
+
+Usage::
+
+    Given the user said "我叫张三"
+    Given the assistant replied "你好张三，有什么事？"
+    When the user says "我刚才说我叫什么？"
+    When the user and the assistant exchange 50 messages
+    When the app sends a message with the role "wizard"
+    Then the message is refused with the reason "role must be one of"
+
+Steps that start with "the app sends" expect a refusal: they keep the error
+for a "Then the message is refused" step instead of failing the scenario.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from pytest_bdd import given, parsers, then, when
+
+from chat_memory import InvalidInputError, MemoryService, Message
+
+from ._tables import exchange
+
+
+class Attempt:
+    """The outcome of a step that expects the memory to refuse a message."""
+
+    def __init__(self) -> None:
+        """No attempt has been made yet."""
+        self.error: Exception | None = None
+        self.made = False
+
+    def make(self, send: Callable[[], object]) -> None:
+        """Run ``send``, keeping the memory's refusal instead of raising it."""
+        self.made = True
+        try:
+            send()
+        except InvalidInputError as exc:
+            self.error = exc
+
+
+@pytest.fixture
+def attempt() -> Attempt:
+    """The scenario's attempt to send something the memory should refuse."""
+    return Attempt()
+
+
+@pytest.fixture
+def sent() -> list[Message]:
+    """Every message the scenario stored, as the memory returned it, in order."""
+    return []
+
+
+def _say(memory: MemoryService, session_id: str, sent: list[Message], role: Any, text: str) -> None:
+    sent.append(memory.add_message(session_id, role, text))
+
+
+@given(parsers.parse('the user said "{text}"'))
+@when(parsers.parse('the user says "{text}"'))
+def user_says(memory: MemoryService, session_id: str, sent: list[Message], text: str) -> None:
+    """The user sends one message in the current session.
+
+    When the user says "我叫张三"
+    """
+    _say(memory, session_id, sent, "user", text)
+
+
+@given(parsers.parse('the user sent message "{message_id}" saying "{text}"'))
+@when(parsers.parse('the user sends message "{message_id}" saying "{text}"'))
+def user_says_with_id(
+    memory: MemoryService, session_id: str, sent: list[Message], text: str, message_id: str
+) -> None:
+    """The user sends one message under an id the app chose (used to recognise retries).
+
+    When the user sends message "m-1" saying "hello"
+    """
+    sent.append(memory.add_message(session_id, "user", text, message_id=message_id))
+
+
+@given(parsers.parse('the assistant replied "{text}"'))
+@when(parsers.parse('the assistant replies "{text}"'))
+def assistant_replies(memory: MemoryService, session_id: str, sent: list[Message], text: str) -> None:
+    """The assistant answers in the current session.
+
+    When the assistant replies "你好张三，有什么事？"
+    """
+    _say(memory, session_id, sent, "assistant", text)
+
+
+@when("the user sends an empty message")
+def user_sends_empty(memory: MemoryService, session_id: str, sent: list[Message]) -> None:
+    """The user sends a message with no text (stored like any other).
+
+    When the user sends an empty message
+    """
+    _say(memory, session_id, sent, "user", "")
+
+
+@when(
+    parsers.parse("the user pastes a document of {length:d} characters"),
+    target_fixture="document",
+)
+def user_pastes_document(
+    memory: MemoryService, session_id: str, sent: list[Message], length: int
+) -> str:
+    """The user sends one very long message of mixed scripts.
+
+    When the user pastes a document of 100000 characters
+    """
+    pattern = 'Ada Lovelace 我叫张三 👋🏽 "quoted" \\back\\slash\n'
+    document = (pattern * (length // len(pattern) + 1))[:length]
+    _say(memory, session_id, sent, "user", document)
+    return document
+
+
+@given(parsers.parse("the user and the assistant exchanged {count:d} messages"))
+@when(parsers.parse("the user and the assistant exchange {count:d} messages"))
+def exchange_messages(memory: MemoryService, session_id: str, sent: list[Message], count: int) -> None:
+    """The user and the assistant take turns, one write per message ("message 1", ...).
+
+    When the user and the assistant exchange 50 messages
+    """
+    for message in exchange(count):
+        _say(memory, session_id, sent, message["role"], message["content"])
+
+
+@when("the last message is sent again")
+def last_message_sent_again(memory: MemoryService, session_id: str, sent: list[Message]) -> None:
+    """The app retries its last write (e.g. after a timeout), with the same message id.
+
+    When the last message is sent again
+    """
+    memory.add_messages(session_id, [sent[-1]])
+
+
+@when(parsers.parse('the app sends a message with the role "{role}"'))
+def app_sends_role(memory: MemoryService, session_id: str, attempt: Attempt, role: str) -> None:
+    """The app tries to store a message whose role the memory should refuse.
+
+    When the app sends a message with the role "wizard"
+    """
+    attempt.make(lambda: memory.add_message(session_id, role, "hello"))  # type: ignore[arg-type]
+
+
+@when(parsers.parse("the app sends a message whose content is the number {number:d}"))
+def app_sends_number(memory: MemoryService, session_id: str, attempt: Attempt, number: int) -> None:
+    """The app tries to store a message whose content is not text.
+
+    When the app sends a message whose content is the number 42
+    """
+    attempt.make(lambda: memory.add_message(session_id, "user", number))  # type: ignore[arg-type]
+
+
+@when(parsers.parse("the app sends a message of {length:d} characters"))
+def app_sends_long(memory: MemoryService, session_id: str, attempt: Attempt, length: int) -> None:
+    """The app tries to store a message longer than the memory accepts.
+
+    When the app sends a message of 2000000 characters
+    """
+    attempt.make(lambda: memory.add_message(session_id, "user", "x" * length))
+
+
+@when(parsers.parse("the app sends a message to a session whose id is {length:d} characters long"))
+def app_sends_to_long_session(memory: MemoryService, attempt: Attempt, length: int) -> None:
+    """The app tries to store a message under a session id longer than allowed.
+
+    When the app sends a message to a session whose id is 300 characters long
+    """
+    attempt.make(lambda: memory.add_message("s" * length, "user", "hello"))
+
+
+@when("the app sends a message to a session with an empty id")
+def app_sends_to_empty_session(memory: MemoryService, attempt: Attempt) -> None:
+    """The app tries to store a message without saying which session it belongs to.
+
+    When the app sends a message to a session with an empty id
+    """
+    attempt.make(lambda: memory.add_message("", "user", "hello"))
+
+
+@then(parsers.parse('the message is refused with the reason "{reason}"'))
+def message_refused(attempt: Attempt, reason: str) -> None:
+    """The memory refused the message with a clear, typed error.
+
+    Then the message is refused with the reason "role must be one of"
+    """
+    assert attempt.made, "no step tried to send a message that should be refused"
+    assert isinstance(attempt.error, InvalidInputError), "the message was accepted"
+    assert isinstance(attempt.error, ValueError)
+    assert reason in str(attempt.error)

@@ -1,0 +1,102 @@
+"""Steps about sessions and how the memory is set up.
+
+Usage::
+
+    Given the history limit is 3 messages
+    Given sessions expire after 30 minutes of inactivity
+    Given a new session "alice"
+
+Settings come before the first message of a scenario: the memory is built,
+with them, the first time a step uses it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+import pytest
+from pytest_bdd import given, parsers, when
+
+from chat_memory import MemoryService
+
+from ._backends import RedisClient
+from .clock import ScenarioClock
+
+
+@dataclass
+class MemorySettings:
+    """What the scenario's Given steps configured; read once, when the memory is built."""
+
+    max_history: int = 20
+    ttl: timedelta | None = None
+    built: bool = field(default=False, repr=False)
+
+    def change(self, **values: object) -> None:
+        """Change a setting, refusing once the memory exists."""
+        if self.built:
+            raise AssertionError("memory settings must come before the first message is sent")
+        for name, value in values.items():
+            setattr(self, name, value)
+
+
+@pytest.fixture
+def memory_settings() -> MemorySettings:
+    """The memory settings of this scenario."""
+    return MemorySettings()
+
+
+@pytest.fixture
+def memory(
+    memory_settings: MemorySettings, redis_client: RedisClient, namespace: str
+) -> MemoryService:
+    """The memory service under test, built from the scenario's settings."""
+    memory_settings.built = True
+    return MemoryService(
+        redis_client, memory_settings.max_history, ttl=memory_settings.ttl, namespace=namespace
+    )
+
+
+@pytest.fixture
+def session_id() -> str:
+    """The session the scenario talks in; a scenario must name it first."""
+    raise AssertionError('start the scenario with: Given a new session "<name>"')
+
+
+@given(parsers.parse('a new session "{name}"'), target_fixture="session_id")
+def a_new_session(name: str) -> str:
+    """Start talking in a session nobody has used yet (the current session from now on).
+
+    Given a new session "alice"
+    """
+    return name
+
+
+@given(
+    parsers.re(r"the history limit is (?P<limit>\d+) messages?"), converters={"limit": int}
+)
+def history_limit(memory_settings: MemorySettings, limit: int) -> None:
+    """Keep only the newest ``limit`` messages of each session.
+
+    Given the history limit is 10 messages
+    """
+    memory_settings.change(max_history=limit)
+
+
+@given(parsers.parse("sessions expire after {minutes:d} minutes of inactivity"))
+def sessions_expire(memory_settings: MemorySettings, clock: ScenarioClock, minutes: int) -> None:
+    """Forget a session after this long without a new message (and freeze the clock).
+
+    Given sessions expire after 30 minutes of inactivity
+    """
+    clock.start()
+    memory_settings.change(ttl=timedelta(minutes=minutes))
+
+
+@when("the session is cleared")
+def session_is_cleared(memory: MemoryService, session_id: str) -> None:
+    """The app forgets the current session on purpose.
+
+    When the session is cleared
+    """
+    memory.clear(session_id)

@@ -1,0 +1,111 @@
+"""Steps about the storage contract: the exact keys and entries other services rely on.
+
+These are the only steps that look at Redis directly; everywhere else the
+scenarios go through the memory's public API.
+
+Usage::
+
+    Then the session's history is stored under the key "chat:session:{alice}:history"
+    Then stored entry 1 of the session is:
+      \"\"\"
+      {"v":1,"id":"m-1","role":"user","content":"hi","created_at":1796205600.0}
+      \"\"\"
+    Given another service stored this entry for the session:
+      \"\"\"
+      {"role": "user", "content": "hi"}
+      \"\"\"
+    Then the session's keys expire in 1800 seconds
+    Then nothing is stored
+
+Key names in these steps use the default namespace ``chat``. On a shared real
+server each scenario has a namespace of its own; the steps then read the
+expected key with that namespace in place of ``chat`` (and nothing else).
+"""
+
+from __future__ import annotations
+
+import pytest
+from pytest_bdd import given, parsers, then
+
+from chat_memory import DEFAULT_NAMESPACE, MemoryService
+
+from ._backends import RedisClient, scenario_keys
+
+
+def _in_scenario_namespace(key: str, namespace: str) -> str:
+    prefix = f"{DEFAULT_NAMESPACE}:"
+    assert key.startswith(prefix), f"contract keys start with the default namespace: {key!r}"
+    return f"{namespace}:{key.removeprefix(prefix)}"
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else value
+
+
+@given("another service stored this entry for the session:")
+def another_service_stored(
+    redis_client: RedisClient, memory: MemoryService, session_id: str, docstring: str
+) -> None:
+    """Write an entry the way another service (or an older version) would, byte for byte.
+
+    Given another service stored this entry for the session:
+    """
+    redis_client.rpush(memory.keys.history(session_id), docstring.encode("utf-8"))
+
+
+@then(parsers.parse('the session\'s history is stored under the key "{key}"'))
+def history_is_stored_under(
+    redis_client: RedisClient, memory: MemoryService, session_id: str, namespace: str, key: str
+) -> None:
+    """The session's entries are under exactly this key, as a list.
+
+    Then the session's history is stored under the key "chat:session:{alice}:history"
+    """
+    expected = _in_scenario_namespace(key, namespace)
+    assert memory.keys.history(session_id) == expected
+    assert _text(redis_client.type(expected)) == "list"
+
+
+@then(parsers.parse("stored entry {number:d} of the session is:"))
+def stored_entry_is(
+    redis_client: RedisClient, memory: MemoryService, session_id: str, number: int, docstring: str
+) -> None:
+    """The session's entry at this position (1 is the oldest) is exactly this text.
+
+    Then stored entry 1 of the session is:
+    """
+    entry = redis_client.lindex(memory.keys.history(session_id), number - 1)
+    assert entry is not None, f"the session has no entry {number}"
+    assert _text(entry) == docstring
+
+
+@then(parsers.parse("the session's keys expire in {seconds:d} seconds"))
+def keys_expire_in(
+    redis_client: RedisClient, memory: MemoryService, session_id: str, seconds: int
+) -> None:
+    """Every key of the session carries this time to live on the server.
+
+    Then the session's keys expire in 1800 seconds
+    """
+    keys = (memory.keys.history(session_id), memory.keys.ids(session_id))
+    remaining = [int(redis_client.pttl(key)) / 1000 for key in keys]
+    assert remaining == [pytest.approx(seconds, abs=1)] * len(keys)
+
+
+@then("the session's keys never expire")
+def keys_never_expire(redis_client: RedisClient, memory: MemoryService, session_id: str) -> None:
+    """The session's keys exist and carry no time to live.
+
+    Then the session's keys never expire
+    """
+    keys = (memory.keys.history(session_id), memory.keys.ids(session_id))
+    assert [int(redis_client.pttl(key)) for key in keys] == [-1, -1]
+
+
+@then("nothing is stored")
+def nothing_is_stored(redis_client: RedisClient, namespace: str) -> None:
+    """No key at all was written for the scenario.
+
+    Then nothing is stored
+    """
+    assert scenario_keys(redis_client, namespace) == []
