@@ -8,4 +8,5 @@ pytest_plugins = [
     "steps.conversation",
     "steps.context",
     "steps.storage",
+    "pytester",  # for the unit tests of the suite's own tooling
 ]

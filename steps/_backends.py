@@ -53,9 +53,10 @@ class Backend:
         """Return a one-line description for the pytest header and reports."""
         if self.kind == "fakeredis":
             return "fakeredis (a fresh in-process server per scenario)"
-        origin = "throwaway, started by the suite" if self.started_here else "given"
         label = "Redis Cluster" if self.kind == "cluster" else "Redis server"
-        return f"{label} at {self.url} ({origin})"
+        where = f"at {self.url}" if self.url else "on a free loopback port"
+        origin = "throwaway, started by the suite" if self.started_here else "given"
+        return f"{label} {where} ({origin})"
 
     def connect(self) -> RedisClient:
         """Return a new client of this backend."""
@@ -125,7 +126,9 @@ def redis_backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
         proc = request.getfixturevalue("redis_proc")
         backend = Backend("redis", f"redis://{proc.host}:{proc.port}/0", started_here=True)
     elif backend.started_here and backend.kind == "cluster":
-        with throwaway_cluster(request.getfixturevalue("tmp_path_factory").mktemp("cluster")) as url:
+        with throwaway_cluster(
+            request.getfixturevalue("tmp_path_factory").mktemp("cluster")
+        ) as url:
             yield _recorded(request.config, Backend("cluster", url, started_here=True))
         return
     yield _recorded(request.config, backend)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from pytest_bdd import scenarios
+from pytest_bdd.exceptions import NoScenariosFound
 
 FEATURE_SUFFIX = ".feature"
 
@@ -28,7 +29,10 @@ class FeatureModule(pytest.Module):
         # module's own __dict__.
         module.__dict__["_bind"] = scenarios
         module.__dict__["_path"] = str(self.path)
-        exec("_bind(_path, features_base_dir='/')", module.__dict__)  # noqa: S102 - fixed text
+        try:
+            exec("_bind(_path, features_base_dir='/')", module.__dict__)
+        except NoScenariosFound:
+            raise self.CollectError(f"{self.path.name}: the feature has no scenarios") from None
         return module
 
 

@@ -64,7 +64,9 @@ def _binary(name: str) -> str:
 def _wait_until_ready(url: str, ports: list[int]) -> None:
     deadline = time.monotonic() + READY_SECONDS
     while True:
-        states = {redis.Redis(host=HOST, port=p).cluster("INFO").get("cluster_state") for p in ports}
+        states = {
+            redis.Redis(host=HOST, port=p).cluster("INFO").get("cluster_state") for p in ports
+        }
         if states == {"ok"}:
             client = redis.RedisCluster.from_url(url)
             try:

@@ -19,7 +19,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from freezegun import freeze_time
-from freezegun.api import FrozenDateTimeFactory, StepTickTimeFactory, TickingDateTimeFactory
+from freezegun.api import (
+    FrozenDateTimeFactory,
+    StepTickTimeFactory,
+    TickingDateTimeFactory,
+    _freeze_time,
+)
 from pytest_bdd import given, parsers, when
 
 from ._backends import Backend, RedisClient, shift_expiry
@@ -35,7 +40,7 @@ class ScenarioClock:
         self._backend = backend
         self._client = client
         self._namespace = namespace
-        self._freezer: freeze_time | None = None
+        self._freezer: _freeze_time | None = None
         self._frozen: _Factory | None = None
 
     def start(self, at: datetime | None = None) -> None:
@@ -62,7 +67,9 @@ class ScenarioClock:
 
 
 @pytest.fixture
-def clock(redis_backend: Backend, redis_client: RedisClient, namespace: str) -> Iterator[ScenarioClock]:
+def clock(
+    redis_backend: Backend, redis_client: RedisClient, namespace: str
+) -> Iterator[ScenarioClock]:
     """The scenario's clock, frozen only once a step asks for it."""
     scenario_clock = ScenarioClock(redis_backend, redis_client, namespace)
     yield scenario_clock

@@ -44,9 +44,7 @@ def context_of_session_is_empty(memory: MemoryService, name: str) -> None:
     assert memory.get_context(name) == []
 
 
-@then(
-    parsers.re(r"the context contains (?P<count>\d+) messages?"), converters={"count": int}
-)
+@then(parsers.re(r"the context contains (?P<count>\d+) messages?"), converters={"count": int})
 def context_contains(memory: MemoryService, session_id: str, count: int) -> None:
     """The session holds exactly this many messages.
 

@@ -83,7 +83,9 @@ def user_says_with_id(
 
 @given(parsers.parse('the assistant replied "{text}"'))
 @when(parsers.parse('the assistant replies "{text}"'))
-def assistant_replies(memory: MemoryService, session_id: str, sent: list[Message], text: str) -> None:
+def assistant_replies(
+    memory: MemoryService, session_id: str, sent: list[Message], text: str
+) -> None:
     """The assistant answers in the current session.
 
     When the assistant replies "你好张三，有什么事？"
@@ -119,7 +121,9 @@ def user_pastes_document(
 
 @given(parsers.parse("the user and the assistant exchanged {count:d} messages"))
 @when(parsers.parse("the user and the assistant exchange {count:d} messages"))
-def exchange_messages(memory: MemoryService, session_id: str, sent: list[Message], count: int) -> None:
+def exchange_messages(
+    memory: MemoryService, session_id: str, sent: list[Message], count: int
+) -> None:
     """The user and the assistant take turns, one write per message ("message 1", ...).
 
     When the user and the assistant exchange 50 messages

@@ -72,9 +72,7 @@ def a_new_session(name: str) -> str:
     return name
 
 
-@given(
-    parsers.re(r"the history limit is (?P<limit>\d+) messages?"), converters={"limit": int}
-)
+@given(parsers.re(r"the history limit is (?P<limit>\d+) messages?"), converters={"limit": int})
 def history_limit(memory_settings: MemorySettings, limit: int) -> None:
     """Keep only the newest ``limit`` messages of each session.
 

@@ -62,13 +62,10 @@ class KeyLayout:
 def encode_session_id(session_id: str) -> str:
     """Check ``session_id`` and return its key-safe, injective encoding."""
     if not isinstance(session_id, str):
-        raise InvalidSessionIdError(
-            f"session id must be a string, not {type(session_id).__name__}"
-        )
+        raise InvalidSessionIdError(f"session id must be a string, not {type(session_id).__name__}")
     if not 0 < len(session_id) <= MAX_SESSION_ID_CHARS:
         raise InvalidSessionIdError(
-            f"session id must be 1 to {MAX_SESSION_ID_CHARS} characters long,"
-            f" not {len(session_id)}"
+            f"session id must be 1 to {MAX_SESSION_ID_CHARS} characters long, not {len(session_id)}"
         )
     try:
         return quote(session_id, safe=_SAFE, encoding="utf-8", errors="strict")

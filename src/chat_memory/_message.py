@@ -162,4 +162,3 @@ def _check_text(label: str, value: object, *, max_chars: int) -> None:
 
 def _type_name(value: object) -> str:
     return "None" if value is None else type(value).__name__
-

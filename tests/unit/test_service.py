@@ -1,0 +1,195 @@
+import threading
+from datetime import timedelta
+from typing import Any
+
+import fakeredis
+import pytest
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from chat_memory import (
+    CorruptEntryError,
+    InvalidContentError,
+    InvalidInputError,
+    MemoryService,
+    Message,
+    MessageTooLargeError,
+    StorageUnavailableError,
+    WriteOutcomeUnknownError,
+)
+
+
+def test_the_positional_form_keeps_working(fake_redis: fakeredis.FakeRedis) -> None:
+    memory = MemoryService(fake_redis, 10)
+    assert memory.max_history == 10
+
+
+def test_messages_come_back_oldest_first_in_chat_shape(fake_redis: fakeredis.FakeRedis) -> None:
+    memory = MemoryService(fake_redis, max_history=5)
+    memory.add_message("s", "user", "one")
+    memory.add_messages("s", [{"role": "assistant", "content": "two"}, Message("user", "three")])
+    assert memory.get_context("s") == [
+        {"role": "user", "content": "one"},
+        {"role": "assistant", "content": "two"},
+        {"role": "user", "content": "three"},
+    ]
+
+
+def test_only_the_newest_max_history_messages_are_kept(fake_redis: fakeredis.FakeRedis) -> None:
+    memory = MemoryService(fake_redis, max_history=3)
+    for n in range(7):
+        memory.add_message("s", "user", str(n))
+    assert [m["content"] for m in memory.get_context("s")] == ["4", "5", "6"]
+    assert fake_redis.llen(memory.keys.ids("s")) == 3
+
+
+def test_stored_messages_carry_an_id_and_the_clock_time(fake_redis: fakeredis.FakeRedis) -> None:
+    memory = MemoryService(fake_redis, clock=lambda: 1234.5)
+    stored = memory.add_message("s", "user", "hi")
+    assert stored.created_at == 1234.5
+    assert stored.id is not None
+    assert len(stored.id) == 32
+    assert memory.get_messages("s") == [stored]
+
+
+def test_a_retried_append_is_applied_once(fake_redis: fakeredis.FakeRedis) -> None:
+    memory = MemoryService(fake_redis)
+    turn = memory.add_messages(
+        "s", [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    )
+    memory.add_messages("s", turn)
+    memory.add_message("s", "user", "hi", message_id=turn[0].id)
+    assert memory.get_messages("s") == turn
+
+
+def test_ids_must_be_unique_within_one_call(fake_redis: fakeredis.FakeRedis) -> None:
+    memory = MemoryService(fake_redis)
+    with pytest.raises(InvalidContentError, match="unique"):
+        memory.add_messages("s", [Message("user", "a", id="x"), Message("user", "b", id="x")])
+    assert fake_redis.keys() == []
+
+
+def test_one_invalid_message_in_a_batch_writes_nothing(fake_redis: fakeredis.FakeRedis) -> None:
+    memory = MemoryService(fake_redis, max_message_bytes=100)
+    with pytest.raises(MessageTooLargeError, match="over the limit of 100"):
+        memory.add_messages(
+            "s", [{"role": "user", "content": "ok"}, {"role": "user", "content": "x" * 100}]
+        )
+    with pytest.raises(InvalidContentError, match="at least one"):
+        memory.add_messages("s", [])
+    assert fake_redis.keys() == []
+
+
+def test_the_ttl_slides_with_every_write_and_expires_the_whole_session(
+    fake_redis: fakeredis.FakeRedis,
+) -> None:
+    memory = MemoryService(fake_redis, ttl=timedelta(minutes=30))
+    memory.add_message("s", "user", "hi")
+    assert memory.ttl("s") == pytest.approx(1800, abs=1)
+    fake_redis.pexpire(memory.keys.history("s"), 1000)
+    memory.add_message("s", "user", "again")
+    assert memory.ttl("s") == pytest.approx(1800, abs=1)
+    assert fake_redis.pttl(memory.keys.ids("s")) > 1_799_000
+
+
+def test_without_a_ttl_nothing_expires(fake_redis: fakeredis.FakeRedis) -> None:
+    memory = MemoryService(fake_redis)
+    memory.add_message("s", "user", "hi")
+    assert memory.ttl("s") is None
+    assert fake_redis.pttl(memory.keys.history("s")) == -1
+
+
+def test_clear_forgets_the_session_only(fake_redis: fakeredis.FakeRedis) -> None:
+    memory = MemoryService(fake_redis)
+    memory.add_message("a", "user", "hi")
+    memory.add_message("b", "user", "hi")
+    memory.clear("a")
+    assert memory.get_context("a") == []
+    assert memory.ttl("a") is None
+    assert len(memory.get_context("b")) == 1
+
+
+def test_an_unknown_session_has_an_empty_context(fake_redis: fakeredis.FakeRedis) -> None:
+    assert MemoryService(fake_redis).get_context("nobody") == []
+
+
+def test_a_corrupt_entry_names_the_session_and_position(fake_redis: fakeredis.FakeRedis) -> None:
+    memory = MemoryService(fake_redis)
+    memory.add_message("s", "user", "fine")
+    fake_redis.rpush(memory.keys.history("s"), b"{not json")
+    with pytest.raises(CorruptEntryError) as failure:
+        memory.get_context("s")
+    assert (failure.value.session_id, failure.value.position) == ("s", 1)
+    assert "session 's': stored entry 1 cannot be decoded" in str(failure.value)
+
+
+def test_a_wrong_type_key_is_refused_without_a_partial_write(
+    fake_redis: fakeredis.FakeRedis,
+) -> None:
+    memory = MemoryService(fake_redis)
+    fake_redis.set(memory.keys.ids("s"), "not a list")
+    with pytest.raises(StorageUnavailableError, match="WRONGTYPE"):
+        memory.add_message("s", "user", "hi")
+    assert fake_redis.exists(memory.keys.history("s")) == 0
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [{"max_history": 0}, {"max_history": True}, {"ttl": 0}, {"ttl": -5}, {"max_message_bytes": 0}],
+)
+def test_bad_settings_are_refused(
+    fake_redis: fakeredis.FakeRedis, settings: dict[str, Any]
+) -> None:
+    with pytest.raises(InvalidInputError):
+        MemoryService(fake_redis, **settings)
+
+
+def test_a_lost_connection_on_write_says_the_outcome_is_unknown_and_keeps_the_messages() -> None:
+    client = redis.Redis(
+        host="127.0.0.1", port=1, socket_connect_timeout=0.2, retry=Retry(NoBackoff(), 0)
+    )
+    memory = MemoryService(client)
+    with pytest.raises(WriteOutcomeUnknownError) as failure:
+        memory.add_message("s", "user", "hi", message_id="m-1")
+    assert failure.value.may_have_written
+    assert [m.id for m in failure.value.messages] == ["m-1"]
+    assert isinstance(failure.value.__cause__, redis.ConnectionError)
+    with pytest.raises(StorageUnavailableError) as read_failure:
+        memory.get_context("s")
+    assert not read_failure.value.may_have_written
+
+
+def test_concurrent_writers_never_let_a_reader_see_more_than_the_limit() -> None:
+    server = fakeredis.FakeServer()
+    memory = MemoryService(fakeredis.FakeRedis(server=server), max_history=20)
+    writers, per_writer = 4, 100
+    done = threading.Event()
+    seen: list[int] = []
+
+    def write(writer: int) -> None:
+        mine = MemoryService(fakeredis.FakeRedis(server=server), max_history=20)
+        for n in range(per_writer):
+            mine.add_message("s", "user", f"{writer}:{n}")
+
+    def read() -> None:
+        while not done.is_set():
+            seen.append(len(memory.get_context("s")))
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    threads = [threading.Thread(target=write, args=(w,)) for w in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    done.set()
+    reader.join()
+    assert seen
+    assert max(seen) <= 20
+    context = [m["content"] for m in memory.get_context("s")]
+    assert len(context) == 20
+    for writer in range(writers):
+        numbers = [int(c.split(":")[1]) for c in context if c.startswith(f"{writer}:")]
+        assert numbers == sorted(numbers)
+    assert len(set(context)) == 20

@@ -1,0 +1,72 @@
+"""The acceptance suite fails loudly when the memory service is broken.
+
+Each case copies the library, breaks it in one way a real regression would
+(a renamed key, a changed serializer, an off-by-one trim, ...), and runs
+``pytest features/`` against the broken copy: the suite must fail. A run on the
+unbroken copy must pass, so a failure is the break's doing and not the harness's.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LIBRARY = ROOT / "src" / "chat_memory"
+
+BREAKS = {
+    "renamed key": ("_keys.py", ':history"', ':hist"'),
+    "ASCII-escaping serializer": ("_codec.py", "ensure_ascii=False", "ensure_ascii=True"),
+    "trim one too many": ("append.lua", "LTRIM', KEYS[1], -max_history,", "LTRIM', KEYS[1], -max_history + 1,"),
+    "trim one too few": ("append.lua", "LTRIM', KEYS[1], -max_history,", "LTRIM', KEYS[1], -max_history - 1,"),
+    "trim from the wrong end": ("append.lua", "LTRIM', KEYS[1], -max_history, -1", "LTRIM', KEYS[1], 0, max_history - 1"),
+    "missing TTL": ("append.lua", "redis.call('PEXPIRE', KEYS[1], ttl_ms)", ""),
+    "TTL in the wrong unit": ("_service.py", "round(seconds * 1000)", "round(seconds)"),
+    "TTL not refreshed": ("append.lua", "if ttl_ms > 0 then", "if ttl_ms > 0 and redis.call('PTTL', KEYS[1]) < 0 then"),
+    "reversed order": ("_service.py", "messages.append(decode(raw))", "messages.insert(0, decode(raw))"),
+    "dropped write": ("append.lua", "for i = 3, #ARGV, 2 do", "for i = 5, #ARGV, 2 do"),
+    "duplicated write": ("append.lua", "redis.call('RPUSH', KEYS[1], ARGV[i + 1])", "redis.call('RPUSH', KEYS[1], ARGV[i + 1], ARGV[i + 1])"),
+    "retry stored twice": ("append.lua", "if not redis.call('LPOS', KEYS[2], ARGV[i]) then", "if true then"),
+    "leak between sessions": ("_keys.py", "return quote(session_id,", "return quote(session_id.lower(),"),
+    "corrupt entry skipped": ("_service.py", "raise CorruptEntryError(session_id, position, str(exc)) from exc", "continue"),
+    "bad role accepted": ("_message.py", "message.role not in ROLES", "message.role not in ROLES | {'wizard', 'User', 'developer'}"),
+}  # fmt: skip
+
+
+def run_features(library: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TEST_REDIS_")}
+    env["PYTHONPATH"] = str(library.parent)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "features", "-q", "-x", "-p", "no:randomly", "-p", "no:cacheprovider"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )  # fmt: skip
+
+
+def copy_library(tmp_path: Path) -> Path:
+    copy = tmp_path / "src" / "chat_memory"
+    shutil.copytree(LIBRARY, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    return copy
+
+
+def test_the_unbroken_library_passes(tmp_path: Path) -> None:
+    result = run_features(copy_library(tmp_path))
+    assert result.returncode == 0, result.stdout[-3000:]
+
+
+@pytest.mark.parametrize("name", sorted(BREAKS))
+def test_the_suite_fails_when_the_library_is_broken(tmp_path: Path, name: str) -> None:
+    filename, old, new = BREAKS[name]
+    library = copy_library(tmp_path)
+    source = (library / filename).read_text(encoding="utf-8")
+    assert source.count(old) == 1, f"the break {name!r} no longer applies to {filename}"
+    (library / filename).write_text(source.replace(old, new), encoding="utf-8")
+    result = run_features(library)
+    assert result.returncode == 1, f"the suite did not catch: {name}\n{result.stdout[-3000:]}"
+    assert " failed" in result.stdout
