@@ -8,5 +8,6 @@ pytest_plugins = [
     "steps.conversation",
     "steps.context",
     "steps.storage",
+    "steps.concurrency",
     "pytester",  # for the unit tests of the suite's own tooling
 ]

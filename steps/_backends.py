@@ -118,6 +118,21 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"chat-memory backend: {config.stash[BACKEND_KEY].describe()}"
 
 
+_NEEDS = {
+    "real_redis": ({"redis", "cluster"}, "needs a real Redis server: run with --redis-server"),
+    "cluster": ({"cluster"}, "needs a Redis Cluster: run with --redis-cluster"),
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip, with the reason, the scenarios this backend cannot run."""
+    kind = config.stash[BACKEND_KEY].kind
+    for item in items:
+        for marker, (kinds, reason) in _NEEDS.items():
+            if item.get_closest_marker(marker) and kind not in kinds:
+                item.add_marker(pytest.mark.skip(reason=f"{reason} (this run: {kind})"))
+
+
 @pytest.fixture(scope="session")
 def redis_backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
     """The backend of this run, with any throwaway server it needs running."""
@@ -135,6 +150,14 @@ def redis_backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
 
 
 def _recorded(config: pytest.Config, backend: Backend) -> Backend:
+    if backend.shared:
+        client = backend.connect()
+        try:
+            client.ping()
+        except redis.RedisError as exc:
+            pytest.fail(f"cannot reach the Redis backend {backend.describe()}: {exc}")
+        finally:
+            client.close()
     config.stash[BACKEND_KEY] = backend
     return backend
 

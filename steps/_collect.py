@@ -8,12 +8,15 @@ feature file: ``features/history_limit.feature::test_<scenario name>``.
 
 from __future__ import annotations
 
+import functools
 import types
 from pathlib import Path
 
 import pytest
 from pytest_bdd import scenarios
 from pytest_bdd.exceptions import NoScenariosFound
+from pytest_bdd.scenario import scenario_wrapper_template_registry
+from pytest_bdd.utils import registry_get_safe
 
 FEATURE_SUFFIX = ".feature"
 
@@ -34,6 +37,23 @@ class FeatureModule(pytest.Module):
         except NoScenariosFound:
             raise self.CollectError(f"{self.path.name}: the feature has no scenarios") from None
         return module
+
+    def collect(self) -> list[pytest.Item | pytest.Collector]:
+        """Collect the scenarios, each reported at its line in the feature file."""
+        collected = list(super().collect())
+        for node in collected:
+            template = registry_get_safe(
+                scenario_wrapper_template_registry, getattr(node, "obj", None)
+            )
+            if isinstance(node, pytest.Function) and template is not None:
+                node.reportinfo = functools.partial(  # type: ignore[method-assign]
+                    _scenario_location, self.path, template.line_number, node.name
+                )
+        return collected
+
+
+def _scenario_location(path: Path, line_number: int, name: str) -> tuple[Path, int, str]:
+    return path, line_number - 1, name  # pytest counts lines from 0
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> FeatureModule | None:

@@ -2,7 +2,7 @@
 
 Process management is mirakuru's (the library pytest-redis uses for one server);
 this module only lays out the nodes and joins them with ``redis-cli --cluster
-create``. Run it directly to get a cluster for manual use until Ctrl-C::
+create``. Run it directly to get a cluster for manual use until Ctrl-C (or SIGTERM)::
 
     python -m steps._servers
 """
@@ -10,8 +10,8 @@ create``. Run it directly to get a cluster for manual use until Ctrl-C::
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -101,11 +101,17 @@ def throwaway_cluster(workdir: Path, masters: int = MASTERS) -> Iterator[str]:
         yield url
 
 
-if __name__ == "__main__":
+def _serve_until_stopped() -> None:
+    def stop(signum: int, _frame: object) -> None:
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     with tempfile.TemporaryDirectory() as tmp, throwaway_cluster(Path(tmp)) as node_url:
         print(f"cluster ready: --redis-cluster --redis-url {node_url}", flush=True)
-        try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:
-            sys.exit(0)
+        while True:
+            time.sleep(3600)
+
+
+if __name__ == "__main__":
+    _serve_until_stopped()

@@ -14,6 +14,7 @@ remaining time to live of the scenario's keys is shortened by the same amount.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
@@ -102,3 +103,13 @@ def seconds_pass(clock: ScenarioClock, seconds: int) -> None:
     When 1799 seconds pass
     """
     clock.advance(timedelta(seconds=seconds))
+
+
+@when(parsers.parse("{milliseconds:d} milliseconds really pass"))
+def milliseconds_really_pass(milliseconds: int) -> None:
+    """Wait for real, without the frozen clock: for the server's own expiry (keep it short).
+
+    When 800 milliseconds really pass
+    """
+    assert milliseconds <= 5000, "a real wait longer than 5 seconds slows every run"
+    time.sleep(milliseconds / 1000)

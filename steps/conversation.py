@@ -119,7 +119,6 @@ def user_pastes_document(
     return document
 
 
-@given(parsers.parse("the user and the assistant exchanged {count:d} messages"))
 @when(parsers.parse("the user and the assistant exchange {count:d} messages"))
 def exchange_messages(
     memory: MemoryService, session_id: str, sent: list[Message], count: int
@@ -130,6 +129,21 @@ def exchange_messages(
     """
     for message in exchange(count):
         _say(memory, session_id, sent, message["role"], message["content"])
+
+
+@given(
+    parsers.parse('{count:d} users each said "{text}" in a session of their own'),
+    target_fixture="crowd_sessions",
+)
+def users_each_said(memory: MemoryService, count: int, text: str) -> list[str]:
+    """Many users each send one message, each in a session of their own ("user-1", ...).
+
+    Given 30 users each said "hello" in a session of their own
+    """
+    sessions = [f"user-{n}" for n in range(1, count + 1)]
+    for session in sessions:
+        memory.add_message(session, "user", text)
+    return sessions
 
 
 @when("the last message is sent again")

@@ -98,3 +98,14 @@ def session_is_cleared(memory: MemoryService, session_id: str) -> None:
     When the session is cleared
     """
     memory.clear(session_id)
+
+
+@given(
+    parsers.parse("sessions expire after {milliseconds:d} milliseconds of inactivity, in real time")
+)
+def sessions_expire_in_real_time(memory_settings: MemorySettings, milliseconds: int) -> None:
+    """Forget a session after a short real time without messages (the clock is not frozen).
+
+    Given sessions expire after 500 milliseconds of inactivity, in real time
+    """
+    memory_settings.change(ttl=timedelta(milliseconds=milliseconds))

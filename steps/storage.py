@@ -25,6 +25,7 @@ expected key with that namespace in place of ``chat`` (and nothing else).
 from __future__ import annotations
 
 import pytest
+import redis
 from pytest_bdd import given, parsers, then
 
 from chat_memory import DEFAULT_NAMESPACE, MemoryService
@@ -109,3 +110,32 @@ def nothing_is_stored(redis_client: RedisClient, namespace: str) -> None:
     Then nothing is stored
     """
     assert scenario_keys(redis_client, namespace) == []
+
+
+@then("those sessions are stored on every node of the cluster")
+def sessions_on_every_node(
+    redis_client: RedisClient, memory: MemoryService, crowd_sessions: list[str]
+) -> None:
+    """The sessions' keys are spread over several hash slots and every primary node.
+
+    Then those sessions are stored on every node of the cluster
+    """
+    assert isinstance(redis_client, redis.RedisCluster), "this step needs a Redis Cluster"
+    keys = [memory.keys.history(session) for session in crowd_sessions]
+    assert all(redis_client.exists(key) for key in keys)
+    slots = {redis_client.keyslot(key) for key in keys}
+    nodes = {redis_client.get_node_from_key(key).name for key in keys}
+    assert len(slots) > 1
+    assert nodes == {node.name for node in redis_client.get_primaries()}
+
+
+@then("all of the session's keys are in one hash slot")
+def keys_in_one_slot(redis_client: RedisClient, memory: MemoryService, session_id: str) -> None:
+    """The server puts every key of the session in the same slot, as one script needs.
+
+    Then all of the session's keys are in one hash slot
+    """
+    keys = (memory.keys.history(session_id), memory.keys.ids(session_id))
+    assert all(redis_client.exists(key) for key in keys)
+    slots = {int(redis_client.execute_command("CLUSTER KEYSLOT", key)) for key in keys}
+    assert len(slots) == 1

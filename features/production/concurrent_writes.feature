@@ -1,0 +1,22 @@
+@real_redis
+Feature: Concurrent writes
+  Production runs many app workers at once, and two messages of one session
+  can reach Redis in the same instant. The history limit, the order of each
+  worker's messages and every message that should be kept must survive that;
+  only a real server shows it.
+
+  Rule: Writers to one session never break the limit or their own order
+
+    Scenario: Eight writers to one session keep the limit and their order
+      Given the history limit is 20 messages
+      And a new session "busy"
+      When 8 writers each send 500 messages to the session at once, while a reader watches
+      Then the reader never saw more than 20 messages
+      And the context keeps the newest messages of every writer, each writer's in order
+
+  Rule: Writers to different sessions lose nothing
+
+    Scenario: Eight writers to eight sessions lose nothing
+      Given the history limit is 500 messages
+      When 8 writers each send 500 messages to a session of their own at once
+      Then every writer's session holds its 500 messages in order

@@ -1,0 +1,172 @@
+"""Steps about many writers at once, as production app workers are.
+
+Usage::
+
+    When 8 writers each send 500 messages to the session at once, while a reader watches
+    Then the reader never saw more than 20 messages
+    Then the context keeps the newest messages of every writer, each writer's in order
+    When 8 writers each send 500 messages to a session of their own at once
+    Then every writer's session holds its 500 messages in order
+
+Each writer has its own client (a worker of its own) and sends "w<writer>:<n>".
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pytest
+from pytest_bdd import parsers, then, when
+
+from chat_memory import MemoryService
+
+from ._backends import Backend
+from .sessions import MemorySettings
+
+_NUMBERED = re.compile(r"w(\d+):(\d+)")
+
+
+@dataclass
+class Crowd:
+    """What happened while several writers wrote at once."""
+
+    writers: int = 0
+    per_writer: int = 0
+    sessions: list[str] = field(default_factory=list)
+    observed: list[list[str]] = field(default_factory=list)
+
+
+@pytest.fixture
+def crowd() -> Crowd:
+    """The scenario's writers and what its reader saw."""
+    return Crowd()
+
+
+def _run_writers(
+    backend: Backend,
+    settings: MemorySettings,
+    namespace: str,
+    crowd: Crowd,
+    during: Callable[[], None] | None = None,
+) -> None:
+    def write(writer: int) -> None:
+        client = backend.connect()
+        memory = MemoryService(client, settings.max_history, ttl=settings.ttl, namespace=namespace)
+        for n in range(crowd.per_writer):
+            memory.add_message(crowd.sessions[writer], "user", f"w{writer}:{n}")
+        client.close()
+
+    threads = [threading.Thread(target=write, args=(w,)) for w in range(crowd.writers)]
+    stop = threading.Event()
+    watcher = threading.Thread(target=lambda: _watch(during, stop)) if during else None
+    for thread in [*threads, *([watcher] if watcher else [])]:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    stop.set()
+    if watcher:
+        watcher.join()
+
+
+def _watch(look: Callable[[], None] | None, stop: threading.Event) -> None:
+    while look and not stop.is_set():
+        look()
+
+
+def _numbers(contents: list[str], writer: int) -> list[int]:
+    found = (_NUMBERED.fullmatch(c) for c in contents)
+    return [int(m.group(2)) for m in found if m and int(m.group(1)) == writer]
+
+
+@when(
+    parsers.parse(
+        "{writers:d} writers each send {count:d} messages to the session at once,"
+        " while a reader watches"
+    )
+)
+def writers_to_one_session(
+    redis_backend: Backend,
+    memory_settings: MemorySettings,
+    memory: MemoryService,
+    namespace: str,
+    session_id: str,
+    crowd: Crowd,
+    writers: int,
+    count: int,
+) -> None:
+    """Several workers append to one session concurrently while another keeps loading it.
+
+    When 8 writers each send 500 messages to the session at once, while a reader watches
+    """
+    crowd.writers, crowd.per_writer, crowd.sessions = writers, count, [session_id] * writers
+
+    def look() -> None:
+        crowd.observed.append([m["content"] for m in memory.get_context(session_id)])
+
+    _run_writers(redis_backend, memory_settings, namespace, crowd, during=look)
+
+
+@when(
+    parsers.parse(
+        "{writers:d} writers each send {count:d} messages to a session of their own at once"
+    )
+)
+def writers_to_own_sessions(
+    redis_backend: Backend,
+    memory_settings: MemorySettings,
+    memory: MemoryService,
+    namespace: str,
+    crowd: Crowd,
+    writers: int,
+    count: int,
+) -> None:
+    """Several workers append concurrently, each to a session of its own.
+
+    When 8 writers each send 500 messages to a session of their own at once
+    """
+    crowd.writers, crowd.per_writer = writers, count
+    crowd.sessions = [f"writer-{w}" for w in range(writers)]
+    _run_writers(redis_backend, memory_settings, namespace, crowd)
+
+
+@then(parsers.parse("the reader never saw more than {limit:d} messages"))
+def reader_never_saw_more(crowd: Crowd, limit: int) -> None:
+    """Every context loaded during the writes was within the limit and in each writer's order.
+
+    Then the reader never saw more than 20 messages
+    """
+    assert crowd.observed, "the reader never got to look"
+    assert max(len(seen) for seen in crowd.observed) <= limit
+    for seen in crowd.observed:
+        for writer in range(crowd.writers):
+            numbers = _numbers(seen, writer)
+            assert numbers == sorted(set(numbers)), f"writer {writer} out of order: {numbers}"
+
+
+@then("the context keeps the newest messages of every writer, each writer's in order")
+def context_keeps_newest(memory: MemoryService, session_id: str, crowd: Crowd) -> None:
+    """The survivors are, for each writer, an unbroken run ending with its last message.
+
+    Then the context keeps the newest messages of every writer, each writer's in order
+    """
+    contents = [m["content"] for m in memory.get_context(session_id)]
+    assert len(contents) == min(memory.max_history, crowd.writers * crowd.per_writer)
+    for writer in range(crowd.writers):
+        numbers = _numbers(contents, writer)
+        expected = list(range(crowd.per_writer - len(numbers), crowd.per_writer))
+        assert numbers == expected, f"writer {writer} kept {numbers}, not its newest in order"
+    assert sum(len(_numbers(contents, w)) for w in range(crowd.writers)) == len(contents)
+
+
+@then(parsers.parse("every writer's session holds its {count:d} messages in order"))
+def every_session_holds(memory: MemoryService, crowd: Crowd, count: int) -> None:
+    """No writer lost, duplicated or reordered a message of its own session.
+
+    Then every writer's session holds its 500 messages in order
+    """
+    for writer, session in enumerate(crowd.sessions):
+        contents = [m["content"] for m in memory.get_context(session)]
+        assert contents == [f"w{writer}:{n}" for n in range(count)]
