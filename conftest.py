@@ -9,5 +9,6 @@ pytest_plugins = [
     "steps.context",
     "steps.storage",
     "steps.concurrency",
+    "steps.model",
     "pytester",  # for the unit tests of the suite's own tooling
 ]

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from chat_memory import InvalidInputError, MemoryService, Message
+from chat_memory import InvalidInputError, MemoryService, Message, ToolCall
 
-from ._tables import exchange
+from ._tables import exchange, messages
 
 
 class Attempt:
@@ -91,6 +91,41 @@ def assistant_replies(
     When the assistant replies "你好张三，有什么事？"
     """
     _say(memory, session_id, sent, "assistant", text)
+
+
+@given("the session remembers:")
+def session_remembers(
+    memory: MemoryService, session_id: str, sent: list[Message], datatable: list[list[str]]
+) -> None:
+    """The session already holds these messages, oldest first.
+
+    Given the session remembers:
+    """
+    sent.extend(memory.add_messages(session_id, messages(datatable)))
+
+
+@given(parsers.parse('the assistant called the tool "{name}" with the arguments {arguments}'))
+def assistant_called_tool(
+    memory: MemoryService, session_id: str, sent: list[Message], name: str, arguments: str
+) -> None:
+    """The assistant asked for a tool call (ids are numbered per scenario: call-1, ...).
+
+    Given the assistant called the tool "weather" with the arguments {"city": "Paris"}
+    """
+    call = ToolCall(id=f"call-{len(sent) + 1}", name=name, arguments=arguments)
+    sent.append(memory.add_message(session_id, "assistant", None, tool_calls=[call]))
+
+
+@given(parsers.parse('the tool "{name}" answered "{text}"'))
+def tool_answered(
+    memory: MemoryService, session_id: str, sent: list[Message], name: str, text: str
+) -> None:
+    """The tool's result for the assistant's latest call of that tool.
+
+    Given the tool "weather" answered "18°C and sunny"
+    """
+    call = next(c for m in reversed(sent) for c in m.tool_calls if c.name == name)
+    sent.append(memory.add_message(session_id, "tool", text, tool_call_id=call.id, name=name))
 
 
 @when("the user sends an empty message")

@@ -53,7 +53,10 @@ def memory(
     """The memory service under test, built from the scenario's settings."""
     memory_settings.built = True
     return MemoryService(
-        redis_client, memory_settings.max_history, ttl=memory_settings.ttl, namespace=namespace
+        redis_client,
+        memory_settings.max_history,
+        ttl=memory_settings.ttl,
+        namespace=namespace,
     )
 
 

@@ -8,6 +8,8 @@
 [{'role': 'user', 'content': '我叫张三'}]
 """
 
+from ._budget import TokenCounter, approximate_tokens
+from ._chat import ChatModel, ChatService
 from ._codec import FORMAT_VERSION
 from ._keys import DEFAULT_NAMESPACE, MAX_SESSION_ID_CHARS, KeyLayout
 from ._message import ROLES, Message, Role, ToolCall
@@ -20,6 +22,7 @@ from .exceptions import (
     InvalidRoleError,
     InvalidSessionIdError,
     MessageTooLargeError,
+    PromptTooLargeError,
     StorageError,
     StorageUnavailableError,
     WriteOutcomeUnknownError,
@@ -32,6 +35,8 @@ __all__ = [
     "MAX_SESSION_ID_CHARS",
     "ROLES",
     "ChatMemoryError",
+    "ChatModel",
+    "ChatService",
     "CorruptEntryError",
     "InvalidContentError",
     "InvalidInputError",
@@ -42,9 +47,12 @@ __all__ = [
     "Message",
     "MessageInput",
     "MessageTooLargeError",
+    "PromptTooLargeError",
     "Role",
     "StorageError",
     "StorageUnavailableError",
+    "TokenCounter",
     "ToolCall",
     "WriteOutcomeUnknownError",
+    "approximate_tokens",
 ]

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import redis
 
+from ._budget import TokenCounter, approximate_tokens, drop_orphan_tool_results, fit_to_budget
 from ._codec import DecodeError, decode, encode
 from ._keys import DEFAULT_NAMESPACE, KeyLayout, encode_session_id
 from ._message import Message, Role, ToolCall, message_from_chat
@@ -56,6 +57,7 @@ class MemoryService:
         namespace: str = DEFAULT_NAMESPACE,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         clock: Callable[[], float] | None = None,
+        token_counter: TokenCounter = approximate_tokens,
     ) -> None:
         """Configure the memory; nothing is sent to Redis until the first call."""
         if isinstance(max_history, bool) or not isinstance(max_history, int) or max_history < 1:
@@ -74,12 +76,18 @@ class MemoryService:
         self._keys = KeyLayout(namespace)
         self._max_message_bytes = max_message_bytes
         self._clock = clock or time.time
+        self._token_counter = token_counter
         self._append: Script = client.register_script(_APPEND_LUA)
 
     @property
     def max_history(self) -> int:
         """How many of the newest messages each session keeps."""
         return self._max_history
+
+    @property
+    def token_counter(self) -> TokenCounter:
+        """How this memory counts the tokens of a message."""
+        return self._token_counter
 
     @property
     def keys(self) -> KeyLayout:
@@ -157,12 +165,27 @@ class MemoryService:
                 raise CorruptEntryError(session_id, position, str(exc)) from exc
         return messages
 
-    def get_context(self, session_id: str) -> list[dict[str, Any]]:
+    def get_context(
+        self, session_id: str, *, max_tokens: int | None = None
+    ) -> list[dict[str, Any]]:
         """Return the session's history in the chat-completions shape, oldest first.
 
-        A plain message is exactly ``{"role": ..., "content": ...}``.
+        A plain message is exactly ``{"role": ..., "content": ...}``. With
+        ``max_tokens``, only the newest messages that fit are returned (counted
+        with ``token_counter``), never splitting a tool call from its results.
+        Tool results whose call the history limit trimmed away are left out,
+        since a model API rejects a tool result that follows no call.
         """
-        return [message.to_chat() for message in self.get_messages(session_id)]
+        return [m.to_chat() for m in self.context_messages(session_id, max_tokens=max_tokens)]
+
+    def context_messages(self, session_id: str, *, max_tokens: int | None = None) -> list[Message]:
+        """Return the messages :meth:`get_context` would give, as :class:`Message` records."""
+        messages = self.get_messages(session_id)
+        if max_tokens is None:
+            return drop_orphan_tool_results(messages)
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 0:
+            raise InvalidInputError(f"max_tokens must be a whole number >= 0, not {max_tokens!r}")
+        return fit_to_budget(messages, max_tokens, self._token_counter)
 
     def clear(self, session_id: str) -> None:
         """Forget everything the session stored."""

@@ -7,7 +7,8 @@ Every error the library raises on purpose derives from :class:`ChatMemoryError`:
     │   ├── InvalidSessionIdError
     │   ├── InvalidRoleError
     │   ├── InvalidContentError
-    │   └── MessageTooLargeError
+    │   ├── MessageTooLargeError
+    │   └── PromptTooLargeError                the system prompt and new message exceed the budget
     ├── CorruptEntryError                      a stored entry cannot be decoded
     └── StorageError                           Redis failed; see ``may_have_written``
         ├── StorageUnavailableError            nothing was written
@@ -33,6 +34,7 @@ __all__ = [
     "InvalidRoleError",
     "InvalidSessionIdError",
     "MessageTooLargeError",
+    "PromptTooLargeError",
     "StorageError",
     "StorageUnavailableError",
     "WriteOutcomeUnknownError",
@@ -61,6 +63,10 @@ class InvalidContentError(InvalidInputError):
 
 class MessageTooLargeError(InvalidInputError):
     """A message's encoded size exceeds the configured maximum."""
+
+
+class PromptTooLargeError(InvalidInputError):
+    """The system prompt and the new message alone exceed the prompt's token budget."""
 
 
 class CorruptEntryError(ChatMemoryError):

@@ -1,0 +1,106 @@
+"""The chat turn: the model always sees the whole remembered session.
+
+``ChatService.reply`` loads the context, builds the prompt (system prompt,
+history oldest first, the new user message), calls the model, and only then
+stores the user message and the reply, together, in one atomic write. If the
+model fails, nothing of the turn is stored and its error reaches the caller
+unchanged.
+
+The model is anything with ``complete(messages) -> str``. An OpenAI-style
+client fits in a few lines (:class:`chat_memory.openai_model.OpenAIChatModel` is one)::
+
+    class MyModel:
+        def complete(self, messages: list[dict[str, Any]]) -> str:
+            response = client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+            return response.choices[0].message.content or ""
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from ._budget import TokenCounter, drop_orphan_tool_results, fit_to_budget
+from ._message import Message
+from ._service import MemoryService
+from .exceptions import InvalidContentError, InvalidInputError, PromptTooLargeError
+
+__all__ = ["ChatModel", "ChatService"]
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """A language model: takes chat-completions messages, returns the reply text."""
+
+    def complete(self, messages: list[dict[str, Any]]) -> str:
+        """Return the model's reply to ``messages`` (oldest first)."""
+        ...
+
+
+class ChatService:
+    """Runs chat turns over a :class:`MemoryService` and a :class:`ChatModel`.
+
+    The ``system_prompt`` is never stored in the history, so neither the
+    history limit nor the token budget can trim it: it always comes first.
+    With ``max_prompt_tokens``, the prompt keeps the system prompt, the new
+    message and the newest history that fits (counted with the memory's
+    ``token_counter``, or ``token_counter`` if given).
+    """
+
+    def __init__(
+        self,
+        memory: MemoryService,
+        llm: ChatModel,
+        *,
+        system_prompt: str | None = None,
+        max_prompt_tokens: int | None = None,
+        token_counter: TokenCounter | None = None,
+    ) -> None:
+        """Configure the turn; nothing is sent until :meth:`reply`."""
+        if system_prompt is not None and not isinstance(system_prompt, str):
+            raise InvalidContentError("system_prompt must be a string or None")
+        if max_prompt_tokens is not None and (
+            isinstance(max_prompt_tokens, bool)
+            or not isinstance(max_prompt_tokens, int)
+            or max_prompt_tokens < 1
+        ):
+            raise InvalidInputError(
+                f"max_prompt_tokens must be a whole number >= 1, not {max_prompt_tokens!r}"
+            )
+        self._memory = memory
+        self._llm = llm
+        self._system = Message("system", system_prompt) if system_prompt is not None else None
+        self._max_prompt_tokens = max_prompt_tokens
+        self._count = token_counter or memory.token_counter
+
+    def prompt(self, session_id: str, user_text: str) -> list[dict[str, Any]]:
+        """Return the exact prompt a turn with ``user_text`` would send to the model."""
+        return self._prompt(session_id, Message("user", user_text))
+
+    def reply(self, session_id: str, user_text: str) -> str:
+        """Run one turn: prompt the model with the remembered session, then remember both sides.
+
+        Raises whatever the model raises, unchanged, after storing nothing.
+        """
+        user = Message("user", user_text)
+        answer = self._llm.complete(self._prompt(session_id, user))
+        if not isinstance(answer, str):
+            raise InvalidContentError(f"the model returned {type(answer).__name__}, not a string")
+        self._memory.add_messages(session_id, [user, Message("assistant", answer)])
+        return answer
+
+    def _prompt(self, session_id: str, user: Message) -> list[dict[str, Any]]:
+        fixed = [m.to_chat() for m in (self._system, user) if m is not None]
+        budget = None
+        if self._max_prompt_tokens is not None:
+            budget = self._max_prompt_tokens - sum(self._count(m) for m in fixed)
+            if budget < 0:
+                raise PromptTooLargeError(
+                    f"the system prompt and the new message need {-budget} tokens more"
+                    f" than the budget of {self._max_prompt_tokens}"
+                )
+        stored = self._memory.get_messages(session_id)
+        if budget is None:
+            history = drop_orphan_tool_results(stored)
+        else:
+            history = fit_to_budget(stored, budget, self._count)
+        return fixed[:-1] + [m.to_chat() for m in history] + fixed[-1:]

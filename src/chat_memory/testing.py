@@ -1,0 +1,72 @@
+"""Test doubles for applications and suites that use chat-memory.
+
+:class:`FakeLLM` is a scripted chat model that records every prompt it gets::
+
+    model = FakeLLM(replies=["Hello Ada!"])
+    chat = ChatService(memory, model)
+    chat.reply("alice", "I am Ada")      # "Hello Ada!"
+    model.prompts[-1]                    # the exact messages the model saw
+    model.fail_next()                    # the next call raises FakeLLMError
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import deque
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = ["FakeLLM", "FakeLLMError", "count_words"]
+
+
+class FakeLLMError(Exception):
+    """The failure a :class:`FakeLLM` was told to raise."""
+
+
+class FakeLLM:
+    """A chat model for tests: scripted replies (or an echo), every prompt recorded.
+
+    Without a scripted reply it answers ``"echo: <last user message>"``.
+    """
+
+    def __init__(self, replies: Iterable[str] = ()) -> None:
+        """Start with ``replies`` queued, oldest first."""
+        self._replies: deque[str] = deque(replies)
+        self._failures: deque[Exception] = deque()
+        self.prompts: list[list[dict[str, Any]]] = []
+
+    def will_reply(self, *replies: str) -> None:
+        """Queue replies for the next calls."""
+        self._replies.extend(replies)
+
+    def fail_next(self, error: Exception | None = None) -> None:
+        """Make the next call raise ``error`` (default: a :class:`FakeLLMError`)."""
+        self._failures.append(error or FakeLLMError("the model is unavailable"))
+
+    @property
+    def last_prompt(self) -> list[dict[str, Any]]:
+        """The messages of the most recent call."""
+        if not self.prompts:
+            raise AssertionError("the model was never prompted")
+        return self.prompts[-1]
+
+    def complete(self, messages: list[dict[str, Any]]) -> str:
+        """Record ``messages`` and return the next scripted reply, or an echo."""
+        self.prompts.append(copy.deepcopy(messages))
+        if self._failures:
+            raise self._failures.popleft()
+        if self._replies:
+            return self._replies.popleft()
+        last_user = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+        return f"echo: {last_user}"
+
+
+def count_words(message: Mapping[str, Any]) -> int:
+    """Count a message as one token per whitespace-separated word (at least one).
+
+    A token counter whose arithmetic a scenario's reader can do in their head.
+    """
+    words = len((message.get("content") or "").split())
+    for call in message.get("tool_calls") or ():
+        words += len(call["function"]["arguments"].split()) + 1
+    return max(words, 1)

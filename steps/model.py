@@ -1,0 +1,250 @@
+"""Steps about the chat turn and the model it prompts.
+
+Usage::
+
+    Given the system prompt is "You are a helpful travel agent."
+    Given the prompt budget is 12 tokens
+    Given the model will reply "Nice to meet you, Ada."
+    Given the model will fail
+    Given the user asked "My name is Ada."
+    When the user asks "What is my name?"
+    Then the model was prompted with:
+      | role | content |
+      | user | My name is Ada. |
+    Then the last prompt mentions "Ada"
+    Then the last prompt does not mention "Bob"
+    Then the turn fails with the model's own error
+
+The model is :class:`chat_memory.testing.FakeLLM`, which records every prompt.
+Scenarios tagged ``@llm_smoke`` talk to a real OpenAI-compatible endpoint
+instead (``LLM_BASE_URL``, ``LLM_API_KEY``, ``LLM_MODEL``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pytest
+from pytest_bdd import given, parsers, then, when
+
+from chat_memory import ChatModel, ChatService, MemoryService, TokenCounter
+from chat_memory.testing import FakeLLM, FakeLLMError, count_words
+
+from ._tables import messages
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Skip the real-model scenarios, with the reason, when no endpoint is configured."""
+    if os.environ.get("LLM_BASE_URL"):
+        return
+    reason = "needs a real model: set LLM_BASE_URL (and LLM_API_KEY, LLM_MODEL)"
+    for item in items:
+        if item.get_closest_marker("llm_smoke"):
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@dataclass
+class ChatSettings:
+    """The chat turn's settings from the scenario's Given steps."""
+
+    system_prompt: str | None = None
+    max_prompt_tokens: int | None = None
+    token_counter: TokenCounter | None = None
+    built: bool = field(default=False, repr=False)
+
+
+@dataclass
+class Turn:
+    """The outcome of the scenario's last chat turn."""
+
+    answer: str | None = None
+    error: Exception | None = None
+
+
+@pytest.fixture
+def chat_settings() -> ChatSettings:
+    """The chat settings of this scenario."""
+    return ChatSettings()
+
+
+@pytest.fixture
+def model(request: pytest.FixtureRequest) -> ChatModel:
+    """The model the chat turn prompts: a recording fake, or a real one for @llm_smoke."""
+    if request.node.get_closest_marker("llm_smoke") is None:
+        return FakeLLM()
+    from openai import OpenAI
+
+    from chat_memory.openai_model import OpenAIChatModel
+
+    client = OpenAI(base_url=os.environ["LLM_BASE_URL"], api_key=os.environ.get("LLM_API_KEY", "-"))
+    return OpenAIChatModel(client, os.environ.get("LLM_MODEL", "gpt-4o-mini"), temperature=0)
+
+
+@pytest.fixture
+def fake_model(model: ChatModel) -> FakeLLM:
+    """The recording fake model (steps that script or inspect it need the fake)."""
+    assert isinstance(model, FakeLLM), "this step needs the fake model, not a real one"
+    return model
+
+
+@pytest.fixture
+def chat(memory: MemoryService, model: ChatModel, chat_settings: ChatSettings) -> ChatService:
+    """The chat turn under test."""
+    chat_settings.built = True
+    return ChatService(
+        memory,
+        model,
+        system_prompt=chat_settings.system_prompt,
+        max_prompt_tokens=chat_settings.max_prompt_tokens,
+        token_counter=chat_settings.token_counter,
+    )
+
+
+@pytest.fixture
+def turn() -> Turn:
+    """The scenario's last chat turn."""
+    return Turn()
+
+
+@given(parsers.parse('the system prompt is "{text}"'))
+def system_prompt_is(chat_settings: ChatSettings, text: str) -> None:
+    """Give every prompt this system message first (it is never stored in the history).
+
+    Given the system prompt is "You are a helpful travel agent."
+    """
+    assert not chat_settings.built, "chat settings must come before the first turn"
+    chat_settings.system_prompt = text
+
+
+@given(parsers.parse("the prompt budget is {tokens:d} tokens"))
+def prompt_budget_is(chat_settings: ChatSettings, tokens: int) -> None:
+    """Keep every prompt within this many tokens, dropping the oldest history first.
+
+    Given the prompt budget is 12 tokens
+    """
+    assert not chat_settings.built, "chat settings must come before the first turn"
+    chat_settings.max_prompt_tokens = tokens
+
+
+@given("tokens are counted one per word")
+def tokens_one_per_word(chat_settings: ChatSettings) -> None:
+    """Count each word of a message as one token, so prompt budgets are easy to follow.
+
+    Given tokens are counted one per word
+    """
+    assert not chat_settings.built, "chat settings must come before the first turn"
+    chat_settings.token_counter = count_words
+
+
+@given(parsers.parse('the model will reply "{text}"'))
+def model_will_reply(fake_model: FakeLLM, text: str) -> None:
+    """Script the model's next reply (without one it echoes the user).
+
+    Given the model will reply "Nice to meet you, Ada."
+    """
+    fake_model.will_reply(text)
+
+
+@given("the model will fail", target_fixture="model_failure")
+def model_will_fail(fake_model: FakeLLM) -> Exception:
+    """Make the model's next call fail, as an unreachable or overloaded model does.
+
+    Given the model will fail
+    """
+    failure = FakeLLMError("the model is overloaded")
+    fake_model.fail_next(failure)
+    return failure
+
+
+@given(parsers.parse('the user asked "{text}"'))
+@when(parsers.parse('the user asks "{text}"'))
+def user_asks(chat: ChatService, session_id: str, turn: Turn, text: str) -> None:
+    """One whole chat turn: the user's message, the model's reply, both remembered.
+
+    When the user asks "What is my name?"
+    """
+    turn.answer, turn.error = None, None
+    try:
+        turn.answer = chat.reply(session_id, text)
+    except FakeLLMError as exc:  # only a scripted failure is kept for a Then step
+        turn.error = exc
+
+
+@given(parsers.parse('the user of session "{name}" asked "{text}"'))
+@when(parsers.parse('the user of session "{name}" asks "{text}"'))
+def user_of_session_asks(chat: ChatService, turn: Turn, name: str, text: str) -> None:
+    """One whole chat turn in the named session (for users talking in turns).
+
+    When the user of session "alice" asks "Who am I?"
+    """
+    turn.answer, turn.error = chat.reply(name, text), None
+
+
+@then("the model was prompted with:")
+def model_was_prompted_with(fake_model: FakeLLM, datatable: Sequence[Sequence[str]]) -> None:
+    """The last prompt was exactly these messages, in this order.
+
+    Then the model was prompted with:
+    """
+    assert fake_model.last_prompt == messages(datatable)
+
+
+@then("the model was prompted with this JSON:")
+def model_was_prompted_with_json(fake_model: FakeLLM, docstring: str) -> None:
+    """The last prompt was exactly this chat-completions JSON (for tool calls).
+
+    Then the model was prompted with this JSON:
+    """
+    assert fake_model.last_prompt == json.loads(docstring)
+
+
+@then(parsers.parse('the last prompt mentions "{text}"'))
+def last_prompt_mentions(fake_model: FakeLLM, text: str) -> None:
+    """Some message of the last prompt contains this text.
+
+    Then the last prompt mentions "Ada"
+    """
+    assert any(text in (m["content"] or "") for m in fake_model.last_prompt), fake_model.last_prompt
+
+
+@then(parsers.parse('the last prompt does not mention "{text}"'))
+def last_prompt_does_not_mention(fake_model: FakeLLM, text: str) -> None:
+    """No message of the last prompt contains this text.
+
+    Then the last prompt does not mention "Bob"
+    """
+    assert not any(text in (m["content"] or "") for m in fake_model.last_prompt), (
+        fake_model.last_prompt
+    )
+
+
+@then(parsers.parse('the assistant answers "{text}"'))
+def assistant_answers(turn: Turn, text: str) -> None:
+    """The turn's answer is exactly this text.
+
+    Then the assistant answers "Nice to meet you, Ada."
+    """
+    assert (turn.error, turn.answer) == (None, text)
+
+
+@then(parsers.parse('the answer mentions "{text}"'))
+def answer_mentions(turn: Turn, text: str) -> None:
+    """The turn's answer contains this text (for real models, whose wording varies).
+
+    Then the answer mentions "Ada"
+    """
+    assert turn.error is None
+    assert turn.answer is not None
+    assert text.casefold() in turn.answer.casefold(), turn.answer
+
+
+@then("the turn fails with the model's own error")
+def turn_fails_with_model_error(turn: Turn, model_failure: Exception) -> None:
+    """The caller got exactly the model's exception, not a wrapped or swallowed one.
+
+    Then the turn fails with the model's own error
+    """
+    assert turn.error is model_failure

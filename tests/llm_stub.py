@@ -1,0 +1,120 @@
+"""A tiny OpenAI-compatible chat-completions server on loopback, for proving the adapter.
+
+It answers from the prompt it is sent, as a model with memory would: asked for
+a name or a city, it looks for "my name is ..." or "I live in ..." in the
+earlier user messages. So it passes the memory scenarios only if the whole
+remembered session reached it. Run it for the ``@llm_smoke`` scenarios::
+
+    python -m tests.llm_stub --port 8765 &
+    LLM_BASE_URL=http://127.0.0.1:8765/v1 pytest features/ -m llm_smoke
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+FACTS = {
+    "name": (re.compile(r"my name is ([^.!?]+)", re.IGNORECASE), "Your name is {}."),
+    "city": (re.compile(r"i live in ([^.!?]+)", re.IGNORECASE), "You live in {}."),
+}
+
+
+def answer(messages: list[dict[str, Any]]) -> str:
+    """Reply to ``messages`` from what the earlier user messages said.
+
+    A question (with "?") about a name or a city is answered from earlier user
+    messages; anything else is acknowledged with "Noted."
+    """
+    users = [m.get("content") or "" for m in messages if m.get("role") == "user"]
+    question = users[-1].lower() if users else ""
+    for topic, (pattern, reply) in FACTS.items():
+        if topic in question and "?" in question:
+            for said in reversed(users[:-1]):
+                if found := pattern.search(said):
+                    return reply.format(found.group(1).strip())
+            return f"I don't know your {topic}."
+    return "Noted."
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: StubServer
+
+    def do_POST(self) -> None:
+        if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+            self._send(404, {"error": {"message": f"no route {self.path}"}})
+            return
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not body.get("model"):
+            self._send(400, {"error": {"message": "model and messages are required"}})
+            return
+        self.server.requests.append(body)
+        self._send(
+            200,
+            {
+                "id": f"chatcmpl-stub-{len(self.server.requests)}",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": answer(messages)},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+            },
+        )
+
+    def _send(self, status: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class StubServer(ThreadingHTTPServer):
+    """The stub, keeping every request body it answered."""
+
+    def __init__(self, port: int = 0) -> None:
+        super().__init__(("127.0.0.1", port), _Handler)
+        self.requests: list[dict[str, Any]] = []
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+
+@contextmanager
+def running_stub() -> Iterator[StubServer]:
+    """Serve the stub on a free loopback port in a thread, for the duration of the block."""
+    server = StubServer()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=8765)
+    stub = StubServer(parser.parse_args().port)
+    print(f"chat-completions stub at {stub.base_url}", flush=True)
+    stub.serve_forever()

@@ -1,0 +1,31 @@
+"""The OpenAI adapter, against the loopback chat-completions stub."""
+
+import fakeredis
+import pytest
+
+from chat_memory import ChatService, MemoryService
+from tests.llm_stub import answer, running_stub
+
+openai = pytest.importorskip("openai", reason="the openai extra is not installed")
+
+from chat_memory.openai_model import OpenAIChatModel  # noqa: E402 - needs openai first
+
+
+def test_the_adapter_sends_the_whole_remembered_session() -> None:
+    memory = MemoryService(fakeredis.FakeRedis(server=fakeredis.FakeServer()))
+    with running_stub() as stub:
+        client = openai.OpenAI(base_url=stub.base_url, api_key="test", max_retries=0)
+        chat = ChatService(memory, OpenAIChatModel(client, "stub-model", temperature=0))
+        chat.reply("ada", "Hi, my name is Ada Lovelace.")
+        assert chat.reply("ada", "What is my name?") == "Your name is Ada Lovelace."
+    assert stub.requests[-1]["model"] == "stub-model"
+    assert stub.requests[-1]["temperature"] == 0
+    assert [m["content"] for m in stub.requests[-1]["messages"]] == [
+        "Hi, my name is Ada Lovelace.",
+        "Noted.",
+        "What is my name?",
+    ]
+
+
+def test_the_stub_only_knows_what_the_prompt_told_it() -> None:
+    assert answer([{"role": "user", "content": "What is my name?"}]) == "I don't know your name."
