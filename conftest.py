@@ -1,8 +1,15 @@
-"""Root of the acceptance suite: collect every .feature file and register the steps once."""
+"""Root of the acceptance suite: collect every .feature file and register the steps once.
+
+Plugins are listed so that a module comes after those it imports.
+"""
 
 pytest_plugins = [
+    # the suite's machinery
+    "steps._catalog",
+    "steps._check",
     "steps._collect",
     "steps._backends",
+    # step definitions, one module per domain concept
     "steps.clock",
     "steps.sessions",
     "steps.conversation",
@@ -10,5 +17,6 @@ pytest_plugins = [
     "steps.storage",
     "steps.concurrency",
     "steps.model",
-    "pytester",  # for the unit tests of the suite's own tooling
+    # for the unit tests of the suite's own tooling
+    "pytester",
 ]

@@ -4,6 +4,10 @@ pytest-bdd only runs scenarios that a Python module binds with ``scenarios()``.
 This plugin makes each ``.feature`` file its own collector, so an author adds a
 scenario or a whole feature file without touching Python, and test ids name the
 feature file: ``features/history_limit.feature::test_<scenario name>``.
+
+Each file is checked first (see :mod:`steps._check`): an undefined step, a
+duplicate scenario name or any other lint problem fails its collection with
+``file:line: ...`` messages, before any scenario runs.
 """
 
 from __future__ import annotations
@@ -14,9 +18,12 @@ from pathlib import Path
 
 import pytest
 from pytest_bdd import scenarios
-from pytest_bdd.exceptions import NoScenariosFound
 from pytest_bdd.scenario import scenario_wrapper_template_registry
 from pytest_bdd.utils import registry_get_safe
+
+from ._catalog import step_definitions
+from ._check import check_feature, registered_markers
+from ._gherkin import read_feature
 
 FEATURE_SUFFIX = ".feature"
 
@@ -25,6 +32,11 @@ class FeatureModule(pytest.Module):
     """A ``.feature`` file, collected as a module whose tests are its scenarios."""
 
     def _getobj(self) -> types.ModuleType:
+        feature = read_feature(self.path, self.config.rootpath)
+        definitions = step_definitions(self.config.rootpath)
+        problems = check_feature(feature, definitions, registered_markers(self.config))
+        if problems:
+            raise self.CollectError("\n".join(map(str, problems)))
         module = types.ModuleType(f"feature:{self.path.stem}")
         module.__file__ = str(self.path)
         # scenarios() puts one test function per scenario into its caller's
@@ -32,10 +44,7 @@ class FeatureModule(pytest.Module):
         # module's own __dict__.
         module.__dict__["_bind"] = scenarios
         module.__dict__["_path"] = str(self.path)
-        try:
-            exec("_bind(_path, features_base_dir='/')", module.__dict__)
-        except NoScenariosFound:
-            raise self.CollectError(f"{self.path.name}: the feature has no scenarios") from None
+        exec("_bind(_path, features_base_dir='/')", module.__dict__)
         return module
 
     def collect(self) -> list[pytest.Item | pytest.Collector]:

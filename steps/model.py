@@ -221,15 +221,6 @@ def last_prompt_does_not_mention(fake_model: FakeLLM, text: str) -> None:
     )
 
 
-@then(parsers.parse('the assistant answers "{text}"'))
-def assistant_answers(turn: Turn, text: str) -> None:
-    """The turn's answer is exactly this text.
-
-    Then the assistant answers "Nice to meet you, Ada."
-    """
-    assert (turn.error, turn.answer) == (None, text)
-
-
 @then(parsers.parse('the answer mentions "{text}"'))
 def answer_mentions(turn: Turn, text: str) -> None:
     """The turn's answer contains this text (for real models, whose wording varies).

@@ -84,4 +84,4 @@ def test_a_feature_without_scenarios_fails_collection(project: pytest.Pytester) 
     (project.path / "features" / "empty.feature").write_text("Feature: Nothing here\n")
     result = project.runpytest_subprocess("-p", "no:randomly")
     assert result.ret != 0
-    result.stdout.fnmatch_lines(["*empty.feature: the feature has no scenarios*"])
+    result.stdout.fnmatch_lines(['*empty.feature:1: feature "Nothing here" has no scenarios*'])

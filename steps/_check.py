@@ -1,0 +1,246 @@
+"""Check feature files before anything runs: undefined steps and lint, as ``file:line: ...``.
+
+``pytest features/ --bdd-check`` checks every feature file and exits (nonzero
+on any problem) without running a scenario. A normal run checks each file as
+it is collected, so an undefined step or a duplicate scenario name fails the
+run at once with the same message, instead of a traceback mid-run.
+
+Lint rules: duplicate scenario names in one feature (pytest-bdd would keep only
+one); features without scenarios and scenarios without steps; a Background
+with anything but Given steps; outline placeholders without an Examples
+column, and Examples columns no step uses; tags not registered as markers;
+steps no definition matches (with the closest sentences) or several match.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ._catalog import StepDefinition, feature_roots, step_definitions
+from ._gherkin import FeatureSpec, feature_files, read_feature
+
+BUILTIN_MARKERS = frozenset({"skip", "skipif", "xfail", "usefixtures", "filterwarnings"})
+_PLACEHOLDER = re.compile(r"<([^<>]+)>")
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    """One thing wrong in a feature file."""
+
+    path: str
+    line: int
+    message: str
+    hints: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        """Format as ``file:line: message`` with indented hints below."""
+        return "\n".join([f"{self.path}:{self.line}: {self.message}", *self.hints])
+
+
+def registered_markers(config: pytest.Config) -> set[str]:
+    """The marker names a tag may use."""
+    lines: list[str] = config.getini("markers")
+    return {re.split(r"[:(]", line, maxsplit=1)[0].strip() for line in lines} | BUILTIN_MARKERS
+
+
+def check_feature(
+    feature: FeatureSpec, definitions: Sequence[StepDefinition], markers: set[str]
+) -> list[Problem]:
+    """Return every problem of one feature file, in line order."""
+    if feature.error is not None:
+        return [Problem(feature.path, 1, f"the file does not parse: {feature.error}")]
+    problems = _lint(feature, markers) + _step_problems(feature, definitions)
+    return sorted(set(problems))
+
+
+def _step_problems(feature: FeatureSpec, definitions: Sequence[StepDefinition]) -> list[Problem]:
+    problems = []
+    for scenario in feature.scenarios:
+        for step in scenario.steps:
+            matching = [d for d in definitions if d.matches(step)]
+            if not matching:
+                problems.append(
+                    Problem(
+                        feature.path,
+                        step.line,
+                        f"{step.sentence()}: no step definition matches",
+                        _suggestions(step.text, step.kind, definitions),
+                    )
+                )
+            elif len(matching) > 1:
+                where = [f"    {d.sentence}  ({d.path}:{d.line})" for d in matching]
+                problems.append(
+                    Problem(
+                        feature.path,
+                        step.line,
+                        f"{step.sentence()}: matches several step definitions",
+                        tuple(where),
+                    )
+                )
+    return problems
+
+
+def _suggestions(
+    text: str, kind: str | None, definitions: Sequence[StepDefinition]
+) -> tuple[str, ...]:
+    def score(d: StepDefinition) -> float:
+        example = d.example.split(" ", 1)[-1] if d.example else ""
+        ratios = [
+            difflib.SequenceMatcher(None, text.lower(), c.lower()).ratio()
+            for c in (d.pattern, example)
+            if c
+        ]
+        return max(ratios) + (0.05 if d.kind == kind else 0.0)
+
+    ranked = sorted(definitions, key=score, reverse=True)[:3]
+    return ("    did you mean:", *(f"      {d.sentence}  ({d.path}:{d.line})" for d in ranked))
+
+
+def _lint(feature: FeatureSpec, markers: set[str]) -> list[Problem]:
+    document = feature.document.get("feature")
+    if document is None:
+        return [Problem(feature.path, 1, "the file has no Feature")]
+    problems: list[Problem] = []
+    blocks = list(_blocks(document))
+    scenarios = [block for kind, block in blocks if kind == "scenario"]
+    if not scenarios:
+        problems.append(
+            Problem(feature.path, feature.line, f'feature "{feature.name}" has no scenarios')
+        )
+    first_line: dict[str, int] = {}
+    for scenario in scenarios:
+        line = scenario["location"]["line"]
+        name = scenario["name"]
+        if name in first_line:
+            problems.append(
+                Problem(
+                    feature.path,
+                    line,
+                    f'duplicate scenario name "{name}" (first at line {first_line[name]}):'
+                    " pytest-bdd would run only one of them",
+                )
+            )
+        first_line.setdefault(name, line)
+        if not scenario["steps"]:
+            problems.append(Problem(feature.path, line, f'scenario "{name}" has no steps'))
+        problems += _outline_problems(feature.path, scenario)
+    for kind, block in blocks:
+        if kind == "background":
+            problems += _background_problems(feature.path, block)
+    for node in [document, *(b for _, b in blocks), *_examples(scenarios), *_rules(document)]:
+        for tag in node.get("tags", []):
+            if tag["name"].lstrip("@") not in markers:
+                problems.append(
+                    Problem(
+                        feature.path,
+                        tag["location"]["line"],
+                        f"tag {tag['name']} is not a registered marker",
+                        ("    register it under [tool.pytest.ini_options] markers",),
+                    )
+                )
+    return problems
+
+
+def _blocks(node: dict[str, Any]) -> Iterable[tuple[str, dict[str, Any]]]:
+    for child in node.get("children", []):
+        if "rule" in child:
+            yield from _blocks(child["rule"])
+        for kind in ("background", "scenario"):
+            if kind in child:
+                yield kind, child[kind]
+
+
+def _rules(node: dict[str, Any]) -> list[dict[str, Any]]:
+    return [child["rule"] for child in node.get("children", []) if "rule" in child]
+
+
+def _examples(scenarios: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [examples for scenario in scenarios for examples in scenario.get("examples", [])]
+
+
+def _background_problems(path: str, background: dict[str, Any]) -> list[Problem]:
+    problems = []
+    effective = "Context"
+    for step in background["steps"]:
+        if step["keywordType"] != "Conjunction":
+            effective = step["keywordType"]
+        if effective != "Context":
+            problems.append(
+                Problem(
+                    path,
+                    step["location"]["line"],
+                    "a Background may hold only Given steps, not: "
+                    f"{step['keyword'].strip()} {step['text']}",
+                )
+            )
+    return problems
+
+
+def _outline_problems(path: str, scenario: dict[str, Any]) -> list[Problem]:
+    texts = [scenario["name"]]
+    for step in scenario["steps"]:
+        texts.append(step["text"])
+        if "dataTable" in step:
+            texts += [cell["value"] for row in step["dataTable"]["rows"] for cell in row["cells"]]
+        if "docString" in step:
+            texts.append(step["docString"]["content"])
+    used = {name for text in texts for name in _PLACEHOLDER.findall(text)}
+    line = scenario["location"]["line"]
+    if not scenario.get("examples"):
+        if used and scenario["keyword"].strip() in ("Scenario Outline", "Scenario Template"):
+            return [Problem(path, line, "the outline has placeholders but no Examples")]
+        return []
+    problems = []
+    for examples in scenario["examples"]:
+        columns = [cell["value"] for cell in examples.get("tableHeader", {}).get("cells", [])]
+        where = examples["location"]["line"]
+        problems += [
+            Problem(
+                path, line, f"placeholder <{name}> has no column in the Examples at line {where}"
+            )
+            for name in sorted(used - set(columns))
+        ]
+        problems += [
+            Problem(path, where, f'Examples column "{name}" is used by no step or title')
+            for name in columns
+            if name not in used
+        ]
+    return problems
+
+
+def check_paths(config: pytest.Config, paths: Iterable[Path]) -> tuple[int, int, list[Problem]]:
+    """Check every feature under ``paths``: (files, scenarios, problems)."""
+    definitions = step_definitions(config.rootpath)
+    markers = registered_markers(config)
+    features = [read_feature(path, config.rootpath) for path in feature_files(paths)]
+    problems = [p for feature in features for p in check_feature(feature, definitions, markers)]
+    return len(features), sum(len(f.scenarios) for f in features), problems
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Add --bdd-check."""
+    parser.getgroup("chat-memory").addoption(
+        "--bdd-check",
+        action="store_true",
+        help="check every feature file (undefined steps, lint) without running, then exit",
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """Run the check alone and exit: 0 if clean, 1 if any problem."""
+    if not config.getoption("--bdd-check"):
+        return None
+    files, scenarios, problems = check_paths(config, feature_roots(config))
+    for problem in problems:
+        print(problem)
+    verdict = f"{len(problems)} problem(s)" if problems else "no problems"
+    print(f"checked {files} feature file(s), {scenarios} scenario(s): {verdict}")
+    return 1 if problems else 0
