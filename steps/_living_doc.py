@@ -1,0 +1,291 @@
+"""Living documentation: every feature and scenario, with its result, for people who read, not run.
+
+``pytest features/ --living-doc DIR`` writes ``DIR/index.html`` (one
+self-contained page, filterable by tag and status) and ``DIR/living-doc.md``
+(for CI job summaries and review comments).
+
+The documents are the whole specification: the feature files are read again
+here, so scenarios that were deselected or never ran still appear, marked
+"not run". Results travel in ``item.user_properties``, which pytest-xdist
+carries from its workers, so ``-n auto`` works.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import pytest
+from pytest_bdd.parser import Feature, Scenario, Step
+from pytest_bdd.scenario import scenario_wrapper_template_registry
+from pytest_bdd.utils import registry_get_safe
+
+from ._backends import BACKEND_KEY
+from ._catalog import StepDefinition, feature_roots, step_definitions
+from ._gherkin import FeatureSpec, ScenarioSpec, feature_files, read_feature
+
+SCENARIO_KEY = "living-doc-scenario"
+STEPS_KEY = "living-doc-steps"
+STATUSES = ("passed", "failed", "skipped", "undefined", "not run")
+_STEPS = pytest.StashKey[list[dict[str, Any]]]()
+_MAX_ERROR = 4000
+
+Key = tuple[str, int, tuple[tuple[str, str], ...]]
+
+
+@dataclass
+class ScenarioResult:
+    """What the run said about one scenario."""
+
+    status: str = "not run"
+    steps: dict[int, dict[str, Any]] = field(default_factory=dict)
+    error: str | None = None
+    reason: str | None = None
+
+
+class LivingDoc:
+    """The controller's plugin: gathers every report, writes the documents at the end."""
+
+    def __init__(self, config: pytest.Config, out: Path) -> None:
+        """Start recording a run whose documents go to ``out``."""
+        self.config = config
+        self.out = out
+        self.roots = feature_roots(config)
+        self.started = datetime.now(UTC)
+        self.start_clock = time.perf_counter()
+        self.results: dict[Key, ScenarioResult] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Fold one phase's report into its scenario's result."""
+        props = dict(report.user_properties)
+        if SCENARIO_KEY not in props:
+            return
+        raw = json.loads(str(props[SCENARIO_KEY]))
+        key: Key = (raw["path"], raw["line"], tuple(tuple(pair) for pair in raw["example"]))
+        result = self.results.setdefault(key, ScenarioResult())
+        if STEPS_KEY in props:
+            for step in json.loads(str(props[STEPS_KEY])):
+                result.steps[step["line"]] = step
+        if report.skipped:
+            result.status = "skipped"
+            longrepr = report.longrepr
+            result.reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        elif report.failed:
+            result.status = "failed"
+            result.error = result.error or _short(report.longreprtext)
+        elif report.when == "call" and result.status == "not run":
+            result.status = "passed"
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Write the documents once every result is in."""
+        write(build(self.config, self), self.out)
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(
+                f"living documentation: {self.out / 'index.html'}, {self.out / 'living-doc.md'}"
+            )
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= _MAX_ERROR else text[:_MAX_ERROR] + "\n…"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Add --living-doc."""
+    parser.getgroup("chat-memory").addoption(
+        "--living-doc",
+        metavar="DIR",
+        help="write the living documentation (index.html and living-doc.md) to DIR",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Start recording when --living-doc is given (on the controller only, under xdist)."""
+    out = config.getoption("--living-doc")
+    if out and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(LivingDoc(config, Path(out)), "chat-memory-living-doc")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Label each scenario test with its place in the feature files."""
+    if not config.getoption("--living-doc"):
+        return
+    for item in items:
+        template = registry_get_safe(scenario_wrapper_template_registry, getattr(item, "obj", None))
+        if template is None or not isinstance(item, pytest.Function):
+            continue
+        params = getattr(item, "callspec", None)
+        example = params.params.get("_pytest_bdd_example", {}) if params else {}
+        path = item.path.resolve().relative_to(config.rootpath.resolve())
+        label = {"path": str(path), "line": template.line_number, "example": list(example.items())}
+        item.user_properties.append((SCENARIO_KEY, json.dumps(label)))
+
+
+def _record(
+    request: pytest.FixtureRequest, step: Step, status: str, error: str | None = None
+) -> None:
+    if request.config.getoption("--living-doc"):
+        entry: dict[str, Any] = {"line": step.line_number, "status": status}
+        if error is not None:
+            entry["error"] = _short(error)
+        request.node.stash.setdefault(_STEPS, []).append(entry)
+
+
+def pytest_bdd_after_step(request: pytest.FixtureRequest, step: Step) -> None:
+    """Record a passed step."""
+    _record(request, step, "passed")
+
+
+def pytest_bdd_step_error(request: pytest.FixtureRequest, step: Step, exception: Exception) -> None:
+    """Record a failed step with its error."""
+    _record(request, step, "failed", f"{type(exception).__name__}: {exception}")
+
+
+def pytest_bdd_step_func_lookup_error(
+    request: pytest.FixtureRequest, step: Step, exception: Exception
+) -> None:
+    """Record a step no definition matched."""
+    _record(request, step, "undefined", str(exception))
+
+
+def pytest_bdd_after_scenario(
+    request: pytest.FixtureRequest, feature: Feature, scenario: Scenario
+) -> None:
+    """Hand the scenario's steps to the report (and so to the xdist controller)."""
+    if request.config.getoption("--living-doc"):
+        steps = request.node.stash.get(_STEPS, [])
+        request.node.user_properties.append((STEPS_KEY, json.dumps(steps)))
+
+
+def build(config: pytest.Config, collector: LivingDoc) -> dict[str, Any]:
+    """Merge the feature files and the results into the document's data."""
+    definitions = step_definitions(config.rootpath)
+    features = [read_feature(p, config.rootpath) for p in feature_files(collector.roots)]
+    folders: dict[str, list[dict[str, Any]]] = {}
+    totals: Counter[str] = Counter()
+    tags: set[str] = set()
+    for feature in features:
+        data = _feature(feature, collector.results, definitions)
+        totals.update(data["counts"])
+        tags.update(data["all_tags"])
+        folders.setdefault(feature.folder, []).append(data)
+    backend = config.stash[BACKEND_KEY].describe() if BACKEND_KEY in config.stash else "unknown"
+    return {
+        "title": "chat-memory: living documentation",
+        "date": collector.started.strftime("%Y-%m-%d %H:%M UTC"),
+        "duration": f"{time.perf_counter() - collector.start_clock:.1f} s",
+        "backend": backend,
+        "folders": sorted(folders.items()),
+        "totals": {status: totals[status] for status in STATUSES},
+        "scenario_count": sum(totals.values()),
+        "tags": sorted(tags),
+        "statuses": STATUSES,
+    }
+
+
+def _feature(
+    feature: FeatureSpec, results: dict[Key, ScenarioResult], definitions: list[StepDefinition]
+) -> dict[str, Any]:
+    rules: dict[str | None, list[dict[str, Any]]] = {}
+    counts: Counter[str] = Counter()
+    all_tags: set[str] = set(feature.tags)
+    for spec in feature.scenarios:
+        result = results.get((feature.path, spec.line, spec.example), ScenarioResult())
+        scenario = _scenario(spec, result, definitions)
+        counts[scenario["status"]] += 1
+        all_tags.update(spec.tags)
+        rules.setdefault(spec.rule, []).append(scenario)
+    descriptions = dict(feature.rules)
+    return {
+        "path": feature.path,
+        "name": feature.name,
+        "description": feature.description,
+        "tags": feature.tags,
+        "error": feature.error,
+        "rules": [
+            {
+                "name": name,
+                "description": descriptions.get(name, "") if name else "",
+                "scenarios": s,
+            }
+            for name, s in rules.items()
+        ],
+        "counts": {status: counts[status] for status in STATUSES},
+        "all_tags": all_tags,
+    }
+
+
+def _scenario(
+    spec: ScenarioSpec, result: ScenarioResult, definitions: list[StepDefinition]
+) -> dict[str, Any]:
+    steps = []
+    failed_step = False
+    for step in spec.steps:
+        recorded = result.steps.get(step.line)
+        if not any(d.matches(step) for d in definitions):
+            status = "undefined"
+        elif recorded is not None:
+            status = recorded["status"]
+        elif result.status == "not run":
+            status = "not run"
+        else:
+            status = "skipped"
+        failed_step = failed_step or status == "failed"
+        steps.append(
+            {
+                "keyword": step.keyword.strip(),
+                "text": step.text,
+                "status": status,
+                "datatable": step.datatable,
+                "docstring": step.docstring,
+                "error": recorded.get("error") if recorded else None,
+            }
+        )
+    status = result.status
+    if any(s["status"] == "undefined" for s in steps) and status != "failed":
+        status = "undefined"
+    return {
+        "name": spec.name,
+        "line": spec.line,
+        "tags": spec.tags,
+        "status": status,
+        "steps": steps,
+        "reason": result.reason,
+        "error": None if failed_step else result.error,
+    }
+
+
+def _md_cell(value: object) -> str:
+    return str(value).replace("|", "\\|").replace("\n", "<br>")
+
+
+def write(document: dict[str, Any], out: Path) -> None:
+    """Render the HTML page and the Markdown file into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    loader = jinja2.PackageLoader("steps", "templates")
+    html = jinja2.Environment(loader=loader, autoescape=True, undefined=jinja2.StrictUndefined)
+    markdown = jinja2.Environment(
+        loader=loader,
+        autoescape=False,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    markdown.filters["cell"] = _md_cell
+    marks = {"passed": "✓", "failed": "✗", "skipped": "–", "undefined": "?", "not run": "○"}
+    emoji = {"passed": "✅", "failed": "❌", "skipped": "⏭️", "undefined": "❓", "not run": "⚪"}
+    (out / "index.html").write_text(
+        html.get_template("living_doc.html.j2").render(doc=document, symbols=marks),
+        encoding="utf-8",
+    )
+    (out / "living-doc.md").write_text(
+        markdown.get_template("living_doc.md.j2").render(doc=document, symbols=emoji),
+        encoding="utf-8",
+    )
