@@ -22,7 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 from ._budget import TokenCounter, drop_orphan_tool_results, fit_to_budget
 from ._message import Message
 from ._service import MemoryService
-from .exceptions import InvalidContentError, InvalidInputError, PromptTooLargeError
+from .exceptions import InvalidContentError, PromptTooLargeError, check_whole_number
 
 __all__ = ["ChatModel", "ChatService"]
 
@@ -58,14 +58,8 @@ class ChatService:
         """Configure the turn; nothing is sent until :meth:`reply`."""
         if system_prompt is not None and not isinstance(system_prompt, str):
             raise InvalidContentError("system_prompt must be a string or None")
-        if max_prompt_tokens is not None and (
-            isinstance(max_prompt_tokens, bool)
-            or not isinstance(max_prompt_tokens, int)
-            or max_prompt_tokens < 1
-        ):
-            raise InvalidInputError(
-                f"max_prompt_tokens must be a whole number >= 1, not {max_prompt_tokens!r}"
-            )
+        if max_prompt_tokens is not None:
+            check_whole_number("max_prompt_tokens", max_prompt_tokens, 1)
         self._memory = memory
         self._llm = llm
         self._system = Message("system", system_prompt) if system_prompt is not None else None

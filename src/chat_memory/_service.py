@@ -24,6 +24,7 @@ from .exceptions import (
     StorageError,
     StorageUnavailableError,
     WriteOutcomeUnknownError,
+    check_whole_number,
 )
 
 if TYPE_CHECKING:
@@ -60,16 +61,8 @@ class MemoryService:
         token_counter: TokenCounter = approximate_tokens,
     ) -> None:
         """Configure the memory; nothing is sent to Redis until the first call."""
-        if isinstance(max_history, bool) or not isinstance(max_history, int) or max_history < 1:
-            raise InvalidInputError(f"max_history must be a whole number >= 1, not {max_history!r}")
-        if (
-            isinstance(max_message_bytes, bool)
-            or not isinstance(max_message_bytes, int)
-            or max_message_bytes < 1
-        ):
-            raise InvalidInputError(
-                f"max_message_bytes must be a whole number >= 1, not {max_message_bytes!r}"
-            )
+        check_whole_number("max_history", max_history, 1)
+        check_whole_number("max_message_bytes", max_message_bytes, 1)
         self._client = client
         self._max_history = max_history
         self._ttl_ms = _ttl_ms(ttl)
@@ -183,8 +176,7 @@ class MemoryService:
         messages = self.get_messages(session_id)
         if max_tokens is None:
             return drop_orphan_tool_results(messages)
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 0:
-            raise InvalidInputError(f"max_tokens must be a whole number >= 0, not {max_tokens!r}")
+        check_whole_number("max_tokens", max_tokens, 0)
         return fit_to_budget(messages, max_tokens, self._token_counter)
 
     def clear(self, session_id: str) -> None:

@@ -116,3 +116,9 @@ class WriteOutcomeUnknownError(StorageError):
         """Describe the failed write and keep its messages for a retry."""
         super().__init__(description)
         self.messages: list[Message] = list(messages)
+
+
+def check_whole_number(name: str, value: object, minimum: int) -> None:
+    """Raise :class:`InvalidInputError` unless ``value`` is an int (not a bool) >= ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise InvalidInputError(f"{name} must be a whole number >= {minimum}, not {value!r}")

@@ -7,6 +7,7 @@ from chat_memory import (
     ChatModel,
     ChatService,
     InvalidContentError,
+    InvalidInputError,
     MemoryService,
     Message,
     PromptTooLargeError,
@@ -128,3 +129,9 @@ def test_orphan_tool_results_are_left_out_of_the_context() -> None:
     memory.add_message("s", "user", "next")
     assert memory.get_context("s") == [{"role": "user", "content": "next"}]
     assert len(memory.get_messages("s")) == 2
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, 2.5])
+def test_a_bad_prompt_budget_is_refused(memory: MemoryService, bad: object) -> None:
+    with pytest.raises(InvalidInputError, match="max_prompt_tokens must be a whole number >= 1"):
+        ChatService(memory, FakeLLM(), max_prompt_tokens=bad)  # type: ignore[arg-type]
