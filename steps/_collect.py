@@ -21,11 +21,14 @@ from pytest_bdd import scenarios
 from pytest_bdd.scenario import scenario_wrapper_template_registry
 from pytest_bdd.utils import registry_get_safe
 
-from ._catalog import step_definitions
+from ._catalog import StepDefinition, step_definitions
 from ._check import check_feature, registered_markers
 from ._gherkin import read_feature
 
 FEATURE_SUFFIX = ".feature"
+
+
+_DEFINITIONS = pytest.StashKey[list[StepDefinition]]()
 
 
 class FeatureModule(pytest.Module):
@@ -33,7 +36,9 @@ class FeatureModule(pytest.Module):
 
     def _getobj(self) -> types.ModuleType:
         feature = read_feature(self.path, self.config.rootpath)
-        definitions = step_definitions(self.config.rootpath)
+        if _DEFINITIONS not in self.config.stash:  # read once per run, not once per file
+            self.config.stash[_DEFINITIONS] = step_definitions(self.config.rootpath)
+        definitions = self.config.stash[_DEFINITIONS]
         problems = check_feature(feature, definitions, registered_markers(self.config))
         if problems:
             raise self.CollectError("\n".join(map(str, problems)))
