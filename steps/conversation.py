@@ -81,6 +81,17 @@ def user_says_with_id(
     sent.append(memory.add_message(session_id, "user", text, message_id=message_id))
 
 
+@given(parsers.parse('the assistant sent message "{message_id}" saying "{text}"'))
+def assistant_says_with_id(
+    memory: MemoryService, session_id: str, sent: list[Message], text: str, message_id: str
+) -> None:
+    """The assistant's answer, stored under an id the app chose.
+
+    Given the assistant sent message "m-2" saying "Done: Friday at eight."
+    """
+    sent.append(memory.add_message(session_id, "assistant", text, message_id=message_id))
+
+
 @given(parsers.parse('the assistant replied "{text}"'))
 @when(parsers.parse('the assistant replies "{text}"'))
 def assistant_replies(
@@ -154,6 +165,7 @@ def user_pastes_document(
     return document
 
 
+@given(parsers.parse("the user and the assistant exchanged {count:d} messages"))
 @when(parsers.parse("the user and the assistant exchange {count:d} messages"))
 def exchange_messages(
     memory: MemoryService, session_id: str, sent: list[Message], count: int
@@ -188,6 +200,30 @@ def last_message_sent_again(memory: MemoryService, session_id: str, sent: list[M
     When the last message is sent again
     """
     memory.add_messages(session_id, [sent[-1]])
+
+
+@when(parsers.re(r'messages? (?P<ids>"[^"]+"(?:(?:, | and )"[^"]+")*) (?:is|are) sent again'))
+def messages_sent_again(
+    memory: MemoryService, session_id: str, sent: list[Message], ids: str
+) -> None:
+    """The app retries earlier writes, by their message ids, as one write.
+
+    When messages "m-1" and "m-2" are sent again
+    """
+    wanted = ids.strip('"').replace('" and "', '", "').split('", "')
+    by_id = {m.id: m for m in sent}
+    memory.add_messages(session_id, [by_id[message_id] for message_id in wanted])
+
+
+@when(parsers.parse('the app sends message "{message_id}" saying "{text}"'))
+def app_sends_with_id(
+    memory: MemoryService, session_id: str, attempt: Attempt, message_id: str, text: str
+) -> None:
+    """The app tries to store a user message under an id the session already holds.
+
+    When the app sends message "m-1" saying "Cancel my booking."
+    """
+    attempt.make(lambda: memory.add_message(session_id, "user", text, message_id=message_id))
 
 
 @when(parsers.parse('the app sends a message with the role "{role}"'))

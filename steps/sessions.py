@@ -94,6 +94,17 @@ def sessions_expire(memory_settings: MemorySettings, clock: ScenarioClock, minut
     memory_settings.change(ttl=timedelta(minutes=minutes))
 
 
+@given("the app was redeployed with sessions that never expire", target_fixture="memory")
+def redeployed_without_expiry(
+    memory_settings: MemorySettings, redis_client: RedisClient, namespace: str
+) -> MemoryService:
+    """The app starts again with expiry turned off; the sessions it stored stay where they are.
+
+    Given the app was redeployed with sessions that never expire
+    """
+    return MemoryService(redis_client, memory_settings.max_history, ttl=None, namespace=namespace)
+
+
 @when("the session is cleared")
 def session_is_cleared(memory: MemoryService, session_id: str) -> None:
     """The app forgets the current session on purpose.

@@ -80,6 +80,27 @@ def stored_entry_is(
     assert _text(entry) == docstring
 
 
+@then(parsers.parse('the session remembers the id "{message_id}" under the key "{key}" as:'))
+def id_remembered_as(
+    redis_client: RedisClient,
+    memory: MemoryService,
+    session_id: str,
+    namespace: str,
+    message_id: str,
+    key: str,
+    docstring: str,
+) -> None:
+    """The session's hash of remembered ids holds this fingerprint for the id, exactly.
+
+    Then the session remembers the id "m-1" under the key "chat:session:{alice}:seen" as:
+    """
+    expected = _in_scenario_namespace(key, namespace)
+    assert memory.keys.seen(session_id) == expected
+    stored = redis_client.hget(expected, message_id)
+    assert stored is not None, f"the id {message_id!r} is not remembered"
+    assert _text(stored) == docstring
+
+
 @then(parsers.parse("the session's keys expire in {seconds:d} seconds"))
 def keys_expire_in(
     redis_client: RedisClient, memory: MemoryService, session_id: str, seconds: int
@@ -88,7 +109,7 @@ def keys_expire_in(
 
     Then the session's keys expire in 1800 seconds
     """
-    keys = (memory.keys.history(session_id), memory.keys.ids(session_id))
+    keys = memory.keys.all(session_id)
     remaining = [int(redis_client.pttl(key)) / 1000 for key in keys]
     assert remaining == [pytest.approx(seconds, abs=1)] * len(keys)
 
@@ -99,8 +120,8 @@ def keys_never_expire(redis_client: RedisClient, memory: MemoryService, session_
 
     Then the session's keys never expire
     """
-    keys = (memory.keys.history(session_id), memory.keys.ids(session_id))
-    assert [int(redis_client.pttl(key)) for key in keys] == [-1, -1]
+    keys = memory.keys.all(session_id)
+    assert [int(redis_client.pttl(key)) for key in keys] == [-1] * len(keys)
 
 
 @then("nothing is stored")
@@ -135,7 +156,7 @@ def keys_in_one_slot(redis_client: RedisClient, memory: MemoryService, session_i
 
     Then all of the session's keys are in one hash slot
     """
-    keys = (memory.keys.history(session_id), memory.keys.ids(session_id))
+    keys = memory.keys.all(session_id)
     assert all(redis_client.exists(key) for key in keys)
     slots = {int(redis_client.execute_command("CLUSTER KEYSLOT", key)) for key in keys}
     assert len(slots) == 1

@@ -15,3 +15,14 @@ Feature: Sessions without expiry
       And the user said "Forget me."
       When the session is cleared
       Then the context is empty
+
+  Rule: Turning expiry off keeps the sessions stored while it was on
+
+    Scenario: A session stored with an expiry time is kept once expiry is turned off
+      Given sessions expire after 30 minutes of inactivity
+      And a new session "alice"
+      And the user said "Remember me."
+      And the app was redeployed with sessions that never expire
+      And the user said "I am still here."
+      When 31 minutes pass
+      Then the context contains 2 messages

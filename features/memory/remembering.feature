@@ -46,8 +46,37 @@ Feature: Remembering a session
         | role | content               |
         | user | Book a table for two. |
 
+    Scenario: A message retried after the history limit dropped it is not remembered again
+      Given the history limit is 3 messages
+      And a new session "alice"
+      And the user sent message "m-1" saying "Book a table for two."
+      And the user and the assistant exchanged 3 messages
+      When message "m-1" is sent again
+      Then the context is messages 1 to 3 of the exchange
+
+    Scenario: A retried turn keeps the answer when only one message is kept
+      Given the history limit is 1 message
+      And a new session "alice"
+      And the user sent message "m-1" saying "Book a table for two."
+      And the assistant sent message "m-2" saying "Done: Friday at eight."
+      When messages "m-1" and "m-2" are sent again
+      Then the context is:
+        | role      | content                |
+        | assistant | Done: Friday at eight. |
+
     Scenario: Two different messages with the same text are both remembered
       Given a new session "alice"
       And the user said "yes"
       When the user says "yes"
       Then the context contains 2 messages
+
+  Rule: A message id stands for one message
+
+    Scenario: Another message under a stored id is refused and changes nothing
+      Given a new session "alice"
+      And the user sent message "m-1" saying "Book a table for two."
+      When the app sends message "m-1" saying "Cancel my booking."
+      Then the message is refused with the reason "already stored with other content"
+      And the context is:
+        | role | content               |
+        | user | Book a table for two. |

@@ -40,6 +40,17 @@ Feature: Storage contract
         | user      | I was stored before format versions. |
         | assistant | Welcome back.                        |
 
+  Rule: Every message id is remembered with a fingerprint, for retries
+
+    Scenario: A message id is remembered with the digest of its entry and its time
+      Given the time is 2026-12-02 10:00:00 UTC
+      And a new session "alice"
+      When the user sends message "m-1" saying "hi"
+      Then the session remembers the id "m-1" under the key "chat:session:{alice}:seen" as:
+        """
+        b9ae644914aa7f4105169c454b396dd5 1796205600.0
+        """
+
   Rule: A session's keys carry the expiry time of the session
 
     Scenario: Every key of an expiring session carries its time to live

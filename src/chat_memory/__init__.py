@@ -11,9 +11,16 @@
 from ._budget import TokenCounter, approximate_tokens
 from ._chat import ChatModel, ChatService
 from ._codec import FORMAT_VERSION
+from ._core import (
+    DEFAULT_IDEMPOTENCY_WINDOW,
+    DEFAULT_MAX_MESSAGE_BYTES,
+    MAX_TTL,
+    AppendResult,
+    MessageInput,
+)
 from ._keys import DEFAULT_NAMESPACE, MAX_SESSION_ID_CHARS, KeyLayout
 from ._message import ROLES, Message, Role, ToolCall
-from ._service import DEFAULT_MAX_MESSAGE_BYTES, MemoryService, MessageInput
+from ._service import MemoryService
 from .exceptions import (
     ChatMemoryError,
     CorruptEntryError,
@@ -21,19 +28,26 @@ from .exceptions import (
     InvalidInputError,
     InvalidRoleError,
     InvalidSessionIdError,
+    MessageIdConflictError,
     MessageTooLargeError,
+    PermissionDeniedError,
     PromptTooLargeError,
+    ReplyNotStoredError,
     StorageError,
     StorageUnavailableError,
     WriteOutcomeUnknownError,
+    WrongKeyTypeError,
 )
 
 __all__ = [
+    "DEFAULT_IDEMPOTENCY_WINDOW",
     "DEFAULT_MAX_MESSAGE_BYTES",
     "DEFAULT_NAMESPACE",
     "FORMAT_VERSION",
     "MAX_SESSION_ID_CHARS",
+    "MAX_TTL",
     "ROLES",
+    "AppendResult",
     "ChatMemoryError",
     "ChatModel",
     "ChatService",
@@ -45,14 +59,18 @@ __all__ = [
     "KeyLayout",
     "MemoryService",
     "Message",
+    "MessageIdConflictError",
     "MessageInput",
     "MessageTooLargeError",
+    "PermissionDeniedError",
     "PromptTooLargeError",
+    "ReplyNotStoredError",
     "Role",
     "StorageError",
     "StorageUnavailableError",
     "TokenCounter",
     "ToolCall",
     "WriteOutcomeUnknownError",
+    "WrongKeyTypeError",
     "approximate_tokens",
 ]

@@ -4,10 +4,13 @@
 history oldest first, the new user message), calls the model, and only then
 stores the user message and the reply, together, in one atomic write. If the
 model fails, nothing of the turn is stored and its error reaches the caller
-unchanged.
+unchanged. If the model answered but the turn cannot be stored,
+:class:`~chat_memory.ReplyNotStoredError` carries the answer.
 
-The model is anything with ``complete(messages) -> str``. An OpenAI-style
-client fits in a few lines (:class:`chat_memory.openai_model.OpenAIChatModel` is one)::
+The model is anything with ``complete(messages) -> str | Message``: the reply
+text, or an assistant :class:`~chat_memory.Message` (e.g. one with tool calls).
+An OpenAI-style client fits in a few lines
+(:class:`chat_memory.openai_model.OpenAIChatModel` is one)::
 
     class MyModel:
         def complete(self, messages: list[dict[str, Any]]) -> str:
@@ -22,16 +25,26 @@ from typing import Any, Protocol, runtime_checkable
 from ._budget import TokenCounter, drop_orphan_tool_results, fit_to_budget
 from ._message import Message
 from ._service import MemoryService
-from .exceptions import InvalidContentError, PromptTooLargeError, check_whole_number
+from .exceptions import (
+    ChatMemoryError,
+    InvalidContentError,
+    PromptTooLargeError,
+    ReplyNotStoredError,
+    check_whole_number,
+)
 
 __all__ = ["ChatModel", "ChatService"]
 
 
 @runtime_checkable
 class ChatModel(Protocol):
-    """A language model: takes chat-completions messages, returns the reply text."""
+    """A language model: takes chat-completions messages, returns its reply.
 
-    def complete(self, messages: list[dict[str, Any]]) -> str:
+    The reply is its text, or an assistant :class:`~chat_memory.Message` when
+    it carries more (tool calls, a name).
+    """
+
+    def complete(self, messages: list[dict[str, Any]]) -> str | Message:
         """Return the model's reply to ``messages`` (oldest first)."""
         ...
 
@@ -71,16 +84,26 @@ class ChatService:
         return self._prompt(session_id, Message("user", user_text))
 
     def reply(self, session_id: str, user_text: str) -> str:
+        """Run one turn and return the answer's text ("" for an answer of tool calls only).
+
+        See :meth:`respond` for what is stored and raised.
+        """
+        return self.respond(session_id, user_text).content or ""
+
+    def respond(self, session_id: str, user_text: str) -> Message:
         """Run one turn: prompt the model with the remembered session, then remember both sides.
 
-        Raises whatever the model raises, unchanged, after storing nothing.
+        Returns the answer as stored (tool calls included). Raises whatever the
+        model raises, unchanged, after storing nothing; if the answer cannot
+        be stored, :class:`ReplyNotStoredError` carries it.
         """
         user = Message("user", user_text)
         answer = self._llm.complete(self._prompt(session_id, user))
-        if not isinstance(answer, str):
-            raise InvalidContentError(f"the model returned {type(answer).__name__}, not a string")
-        self._memory.add_messages(session_id, [user, Message("assistant", answer)])
-        return answer
+        turn = [user, _assistant_message(answer)]
+        try:
+            return self._memory.add_messages(session_id, turn)[1]
+        except ChatMemoryError as exc:
+            raise ReplyNotStoredError(answer, turn, exc) from exc
 
     def _prompt(self, session_id: str, user: Message) -> list[dict[str, Any]]:
         fixed = [m.to_chat() for m in (self._system, user) if m is not None]
@@ -98,3 +121,14 @@ class ChatService:
         else:
             history = fit_to_budget(stored, budget, self._count)
         return fixed[:-1] + [m.to_chat() for m in history] + fixed[-1:]
+
+
+def _assistant_message(answer: object) -> Message:
+    """Return the model's answer as an assistant message, refusing anything else."""
+    if isinstance(answer, str):
+        return Message("assistant", answer)
+    if isinstance(answer, Message) and answer.role == "assistant":
+        return answer
+    raise InvalidContentError(
+        f"the model returned {type(answer).__name__}, not a string or an assistant Message"
+    )

@@ -12,12 +12,14 @@ added only when set. Entries in the earlier plain shape
 from __future__ import annotations
 
 import json
-from typing import Any, Final
+from dataclasses import dataclass
+from hashlib import blake2b
+from typing import Final
 
 from ._message import Message, ToolCall
 from .exceptions import ChatMemoryError, InvalidContentError
 
-__all__ = ["FORMAT_VERSION", "DecodeError", "decode", "encode"]
+__all__ = ["FORMAT_VERSION", "DecodeError", "Encoded", "decode", "encode", "encode_for_storage"]
 
 FORMAT_VERSION: Final = 1
 
@@ -26,22 +28,87 @@ class DecodeError(Exception):
     """Internal: an entry cannot be decoded; the service adds the session and position."""
 
 
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    """A message ready for the append script: its entry and its fingerprint, UTF-8 bytes."""
+
+    message: Message
+    entry: bytes
+    fingerprint: bytes
+
+
 def encode(message: Message) -> str:
     """Return the stored JSON text of ``message``."""
-    entry: dict[str, Any] = {
-        "v": FORMAT_VERSION,
-        "id": message.id,
-        "role": message.role,
-        "content": message.content,
-        "created_at": message.created_at,
-    }
+    head, created_at, tail = _parts(message)
+    return f"{head}{created_at}{tail}"
+
+
+def encode_for_storage(message: Message) -> Encoded:
+    """Return the entry and fingerprint of ``message`` as the bytes Redis will hold.
+
+    The fingerprint is ``<digest> <created_at>``: the digest (BLAKE2b, 128 bits,
+    hex) covers the entry without its ``created_at``, so a retry of the same
+    message matches it whatever time it was stamped with.
+    Raises :class:`InvalidContentError` for text that is not valid UTF-8.
+    """
+    head, created_at, tail = _parts(message)
+    try:
+        body = (head + tail).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidContentError(
+            f"the {_field_not_utf8(message)} of the {message.role} message is not valid UTF-8"
+            " text (it holds a lone surrogate, e.g. half an emoji)"
+        ) from exc
+    stamp = created_at.removeprefix(',"created_at":').encode("ascii")
+    split = len(head.encode("utf-8"))
+    return Encoded(
+        message=message,
+        entry=body[:split] + created_at.encode("ascii") + body[split:],
+        fingerprint=blake2b(body, digest_size=16).hexdigest().encode("ascii") + b" " + stamp,
+    )
+
+
+def _parts(message: Message) -> tuple[str, str, str]:
+    """Split the entry into the text before ``created_at``, that field, and the rest."""
+    head = (
+        f'{{"v":{FORMAT_VERSION},"id":{dumps(message.id)},"role":{dumps(message.role)},'
+        f'"content":{dumps(message.content)}'
+    )
+    tail = ""
     if message.tool_calls:
-        entry["tool_calls"] = [call.to_chat() for call in message.tool_calls]
+        tail += f',"tool_calls":{dumps([call.to_chat() for call in message.tool_calls])}'
     if message.tool_call_id is not None:
-        entry["tool_call_id"] = message.tool_call_id
+        tail += f',"tool_call_id":{dumps(message.tool_call_id)}'
     if message.name is not None:
-        entry["name"] = message.name
-    return dumps(entry)
+        tail += f',"name":{dumps(message.name)}'
+    return head, f',"created_at":{dumps(message.created_at)}', tail + "}"
+
+
+def _field_not_utf8(message: Message) -> str:
+    fields = {
+        "content": message.content,
+        "id": message.id,
+        "tool_call_id": message.tool_call_id,
+        "name": message.name,
+    }
+    for call in message.tool_calls:
+        fields |= {
+            "tool call id": call.id,
+            "tool name": call.name,
+            "tool arguments": call.arguments,
+        }
+    for label, value in fields.items():
+        if value is not None and not _is_utf8(value):
+            return label
+    return "text"
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def dumps(value: object) -> str:

@@ -4,7 +4,8 @@ Every key of a session shares one Redis Cluster hash tag, the encoded session
 id in braces, so one Lua script can touch all of them on any cluster node::
 
     {namespace}:session:{<encoded id>}:history   list of entries, oldest first
-    {namespace}:session:{<encoded id>}:ids       ids of those entries, same order
+    {namespace}:session:{<encoded id>}:ids       ids of the newest appended messages, in order
+    {namespace}:session:{<encoded id>}:seen      hash: each of those ids -> its fingerprint
 
 The id is percent-encoded (UTF-8) except for ASCII letters, digits and
 ``-._~@``, so the encoding is injective (``%`` itself is encoded): no two ids
@@ -44,11 +45,20 @@ class KeyLayout:
 
     def history(self, session_id: str) -> str:
         """Return the key of the session's list of entries."""
-        return f"{self._prefix(session_id)}:history"
+        return self.all(session_id)[0]
 
     def ids(self, session_id: str) -> str:
-        """Return the key of the session's list of message ids."""
-        return f"{self._prefix(session_id)}:ids"
+        """Return the key of the session's list of remembered message ids, oldest first."""
+        return self.all(session_id)[1]
+
+    def seen(self, session_id: str) -> str:
+        """Return the key of the session's hash of remembered ids and their fingerprints."""
+        return self.all(session_id)[2]
+
+    def all(self, session_id: str) -> tuple[str, str, str]:
+        """Return every key of the session: history, ids, seen (one hash slot)."""
+        prefix = self._prefix(session_id)
+        return f"{prefix}:history", f"{prefix}:ids", f"{prefix}:seen"
 
     def pattern(self) -> str:
         """Return a SCAN pattern matching every key of this namespace."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias, cast, get_args
@@ -107,11 +108,11 @@ def validate(message: Message) -> None:
     if message.id is not None:
         _check_text("message id", message.id, max_chars=_MAX_ID_CHARS)
     if message.created_at is not None and (
-        isinstance(message.created_at, bool) or not isinstance(message.created_at, int | float)
+        isinstance(message.created_at, bool)
+        or not isinstance(message.created_at, int | float)
+        or not math.isfinite(message.created_at)
     ):
-        raise InvalidContentError(
-            f"created_at must be a number, not {_type_name(message.created_at)}"
-        )
+        raise InvalidContentError(f"created_at must be a finite number, not {message.created_at!r}")
     if not isinstance(message.tool_calls, tuple) or not all(
         isinstance(call, ToolCall) for call in message.tool_calls
     ):

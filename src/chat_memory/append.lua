@@ -1,28 +1,92 @@
 -- Append messages to one session, atomically, at most once per message id.
--- KEYS[1]  the session's history list      KEYS[2]  its list of message ids
--- ARGV[1]  max_history (>= 1)              ARGV[2]  TTL in milliseconds, 0 for none
--- ARGV[3..] pairs: message id, encoded entry
--- Returns the number of messages appended (ids already stored are skipped).
-for i = 1, 2 do
-  local kind = redis.call('TYPE', KEYS[i])['ok']
-  if kind ~= 'none' and kind ~= 'list' then
-    return redis.error_reply('WRONGTYPE chat-memory key ' .. KEYS[i] .. ' holds a ' .. kind)
+--
+-- KEYS[1]  the session's history list        KEYS[2]  its list of remembered message ids
+-- KEYS[3]  its hash: message id -> fingerprint ("<digest> <created_at>")
+-- ARGV[1]  max_history                       ARGV[2]  TTL in milliseconds, '0' for none
+-- ARGV[3]  how many ids to remember          ARGV[4..] triples: id, fingerprint, entry
+--
+-- Every check comes before the first write, so an error reply means nothing was
+-- written: CHATMEM_WRONGTYPE <key number> <type>, CHATMEM_NOPERM <command>,
+-- CHATMEM_CONFLICT <message number> (an id already stored with another digest).
+-- Returns one element per message: 1 if appended, else the stored fingerprint of
+-- its id ('' for an id remembered before fingerprints existed).
+
+-- Commands take their values in chunks, within the Lua stack's limit for unpack.
+local function chunked(command, key, values)
+  for first = 1, #values, 1000 do
+    redis.call(command, key, unpack(values, first, math.min(first + 999, #values)))
   end
 end
-local max_history = tonumber(ARGV[1])
-local ttl_ms = tonumber(ARGV[2])
-local appended = 0
-for i = 3, #ARGV, 2 do
-  if not redis.call('LPOS', KEYS[2], ARGV[i]) then
-    redis.call('RPUSH', KEYS[1], ARGV[i + 1])
-    redis.call('RPUSH', KEYS[2], ARGV[i])
-    appended = appended + 1
+
+local types = {'list', 'list', 'hash'}
+for i = 1, 3 do
+  local found = redis.call('TYPE', KEYS[i])['ok']
+  if found ~= 'none' and found ~= types[i] then
+    return redis.error_reply('CHATMEM_WRONGTYPE ' .. i .. ' ' .. found)
   end
 end
-redis.call('LTRIM', KEYS[1], -max_history, -1)
-redis.call('LTRIM', KEYS[2], -max_history, -1)
-if ttl_ms > 0 then
-  redis.call('PEXPIRE', KEYS[1], ttl_ms)
-  redis.call('PEXPIRE', KEYS[2], ttl_ms)
+
+-- Redis 7 can tell in advance whether this user may run every later command.
+if redis.acl_check_cmd then
+  local checks = {
+    {'HGET', KEYS[3], 'id'}, {'HLEN', KEYS[3]}, {'LLEN', KEYS[2]}, {'LPOS', KEYS[2], 'id'},
+    {'RPUSH', KEYS[1], 'entry'}, {'RPUSH', KEYS[2], 'id'}, {'HSET', KEYS[3], 'id', 'fp'},
+    {'LTRIM', KEYS[1], '0', '-1'}, {'LRANGE', KEYS[2], '0', '-1'}, {'LTRIM', KEYS[2], '0', '-1'},
+    {'HDEL', KEYS[3], 'id'},
+  }
+  for i = 1, 3 do
+    if ARGV[2] == '0' then
+      checks[#checks + 1] = {'PERSIST', KEYS[i]}
+    else
+      checks[#checks + 1] = {'PEXPIRE', KEYS[i], ARGV[2]}
+    end
+  end
+  for _, check in ipairs(checks) do
+    if not redis.acl_check_cmd(unpack(check)) then
+      return redis.error_reply('CHATMEM_NOPERM ' .. check[1])
+    end
+  end
 end
-return appended
+
+-- Ids remembered before fingerprints existed are only in the ids list.
+local unfingerprinted = redis.call('LLEN', KEYS[2]) > redis.call('HLEN', KEYS[3])
+local outcome, entries, ids, seen = {}, {}, {}, {}
+for i = 4, #ARGV, 3 do
+  local id, fingerprint = ARGV[i], ARGV[i + 1]
+  local stored = redis.call('HGET', KEYS[3], id)
+  if stored then
+    -- The digest is everything before the first space.
+    if string.match(stored, '^%S+') ~= string.match(fingerprint, '^%S+') then
+      return redis.error_reply('CHATMEM_CONFLICT ' .. ((i - 1) / 3))
+    end
+    outcome[#outcome + 1] = stored
+  elseif unfingerprinted and redis.call('LPOS', KEYS[2], id) then
+    outcome[#outcome + 1] = ''
+  else
+    outcome[#outcome + 1] = 1
+    entries[#entries + 1] = ARGV[i + 2]
+    ids[#ids + 1] = id
+    seen[#seen + 1] = id
+    seen[#seen + 1] = fingerprint
+  end
+end
+
+if #entries > 0 then
+  chunked('RPUSH', KEYS[1], entries)
+  chunked('RPUSH', KEYS[2], ids)
+  chunked('HSET', KEYS[3], seen)
+  redis.call('LTRIM', KEYS[1], '-' .. ARGV[1], '-1')
+  local excess = redis.call('LLEN', KEYS[2]) - tonumber(ARGV[3])
+  if excess > 0 then
+    chunked('HDEL', KEYS[3], redis.call('LRANGE', KEYS[2], 0, excess - 1))
+    redis.call('LTRIM', KEYS[2], excess, -1)
+  end
+end
+for i = 1, 3 do
+  if ARGV[2] == '0' then
+    redis.call('PERSIST', KEYS[i])
+  else
+    redis.call('PEXPIRE', KEYS[i], ARGV[2])
+  end
+end
+return outcome

@@ -3,19 +3,24 @@
 Every error the library raises on purpose derives from :class:`ChatMemoryError`::
 
     ChatMemoryError
-    ├── InvalidInputError (also ValueError)   bad input; nothing was written
+    ├── InvalidInputError (also ValueError)   bad input or settings; nothing was written
     │   ├── InvalidSessionIdError
     │   ├── InvalidRoleError
-    │   ├── InvalidContentError
+    │   ├── InvalidContentError                incl. text that is not valid UTF-8 (lone surrogates)
     │   ├── MessageTooLargeError
+    │   ├── MessageIdConflictError             an id already stored with other content
     │   └── PromptTooLargeError                the system prompt and new message exceed the budget
     ├── CorruptEntryError                      a stored entry cannot be decoded
+    ├── ReplyNotStoredError                    the model answered, the turn could not be stored
     └── StorageError                           Redis failed; see ``may_have_written``
-        ├── StorageUnavailableError            nothing was written
+        ├── StorageUnavailableError            Redis refused or was unreachable; nothing written
+        │   ├── PermissionDeniedError          the Redis user may not run a command or touch a key
+        │   └── WrongKeyTypeError              a session key holds another type of value
         └── WriteOutcomeUnknownError           the write may or may not have happened
 
-Redis errors are never leaked raw and never swallowed: they are wrapped in a
-:class:`StorageError` whose ``__cause__`` is the original redis-py exception.
+Every exception redis-py raises (cluster ones included) and every encoding
+error is wrapped: a :class:`ChatMemoryError` whose ``__cause__`` is the
+original exception. Nothing is swallowed.
 """
 
 from __future__ import annotations
@@ -33,11 +38,15 @@ __all__ = [
     "InvalidInputError",
     "InvalidRoleError",
     "InvalidSessionIdError",
+    "MessageIdConflictError",
     "MessageTooLargeError",
+    "PermissionDeniedError",
     "PromptTooLargeError",
+    "ReplyNotStoredError",
     "StorageError",
     "StorageUnavailableError",
     "WriteOutcomeUnknownError",
+    "WrongKeyTypeError",
 ]
 
 
@@ -65,6 +74,22 @@ class MessageTooLargeError(InvalidInputError):
     """A message's encoded size exceeds the configured maximum."""
 
 
+class MessageIdConflictError(InvalidInputError):
+    """A message id the session already holds was sent again with other content.
+
+    A retry must resend the same message; nothing of the call was written.
+    ``message_id`` is the conflicting id.
+    """
+
+    def __init__(self, message_id: str) -> None:
+        """Name the id that is already stored with other content."""
+        super().__init__(
+            f"message id {message_id!r} is already stored with other content;"
+            " nothing of this write was stored"
+        )
+        self.message_id = message_id
+
+
 class PromptTooLargeError(InvalidInputError):
     """The system prompt and the new message alone exceed the prompt's token budget."""
 
@@ -86,6 +111,23 @@ class CorruptEntryError(ChatMemoryError):
         self.reason = reason
 
 
+class ReplyNotStoredError(ChatMemoryError):
+    """The model answered, but the turn (question and answer) could not be stored.
+
+    ``reply`` is the model's answer, so the caller can still show it;
+    ``messages`` is the turn as it was to be stored, for a retry with
+    ``add_messages``; ``__cause__`` is the reason (an invalid reply, or a
+    :class:`StorageError`), and ``may_have_written`` is that reason's.
+    """
+
+    def __init__(self, reply: str | Message, messages: Sequence[Message], cause: Exception) -> None:
+        """Keep the reply and the turn that could not be stored."""
+        super().__init__(f"the model answered, but the turn could not be stored: {cause}")
+        self.reply = reply
+        self.messages: list[Message] = list(messages)
+        self.may_have_written: bool = getattr(cause, "may_have_written", False)
+
+
 class StorageError(ChatMemoryError):
     """Redis failed or refused a command.
 
@@ -100,6 +142,31 @@ class StorageUnavailableError(StorageError):
     """Redis could not be reached or refused the command; nothing was written."""
 
     may_have_written = False
+
+
+class PermissionDeniedError(StorageUnavailableError):
+    """The Redis user may not run a command the memory needs, or touch one of its keys.
+
+    Nothing was written: the append script checks every command it will run
+    before its first write (``ACL SETUSER`` in the README lists them all).
+    """
+
+
+class WrongKeyTypeError(StorageUnavailableError):
+    """A key of a session holds another type of value than the memory stores there.
+
+    Something else wrote to the memory's keys; nothing was written. ``key`` is
+    the key and ``key_type`` the Redis type found there (e.g. ``"hash"``).
+    """
+
+    def __init__(self, key: str, key_type: str) -> None:
+        """Name the key and the type found there."""
+        super().__init__(
+            f"the key {key!r} holds a {key_type}, not what chat-memory stores there;"
+            " nothing was written"
+        )
+        self.key = key
+        self.key_type = key_type
 
 
 class WriteOutcomeUnknownError(StorageError):
@@ -118,7 +185,17 @@ class WriteOutcomeUnknownError(StorageError):
         self.messages: list[Message] = list(messages)
 
 
-def check_whole_number(name: str, value: object, minimum: int) -> None:
-    """Raise :class:`InvalidInputError` unless ``value`` is an int (not a bool) >= ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise InvalidInputError(f"{name} must be a whole number >= {minimum}, not {value!r}")
+def check_whole_number(name: str, value: object, minimum: int, maximum: int | None = None) -> int:
+    """Return ``value`` if it is an int (not a bool) from ``minimum`` to ``maximum``.
+
+    Raise :class:`InvalidInputError` naming the setting otherwise.
+    """
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or value < minimum
+        or (maximum is not None and value > maximum)
+    ):
+        bounds = f">= {minimum}" if maximum is None else f"from {minimum} to {maximum}"
+        raise InvalidInputError(f"{name} must be a whole number {bounds}, not {value!r}")
+    return value

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ._message import Message, ToolCall
+
 if TYPE_CHECKING:
     from openai import OpenAI
 
@@ -29,11 +31,26 @@ class OpenAIChatModel:
         self._model = model
         self._options = create_options
 
-    def complete(self, messages: list[dict[str, Any]]) -> str:
-        """Send ``messages`` and return the first choice's text ("" if it has none)."""
+    def complete(self, messages: list[dict[str, Any]]) -> str | Message:
+        """Send ``messages`` and return the first choice's reply.
+
+        A text answer is its text ("" if it has none); an answer with tool
+        calls is an assistant :class:`~chat_memory.Message` carrying them
+        exactly (and the text, if any).
+        """
         response = self._client.chat.completions.create(
             model=self._model,
             messages=messages,  # type: ignore[arg-type]
             **self._options,
         )
-        return response.choices[0].message.content or ""
+        answer = response.choices[0].message
+        calls = getattr(answer, "tool_calls", None) or ()
+        if not calls:
+            return answer.content or ""
+        return Message(
+            "assistant",
+            answer.content,
+            tool_calls=tuple(
+                ToolCall(call.id, call.function.name, call.function.arguments) for call in calls
+            ),
+        )

@@ -16,6 +16,8 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ._message import Message
+
 __all__ = ["FakeLLM", "FakeLLMError", "count_words"]
 
 
@@ -29,13 +31,13 @@ class FakeLLM:
     Without a scripted reply it answers ``"echo: <last user message>"``.
     """
 
-    def __init__(self, replies: Iterable[str] = ()) -> None:
-        """Start with ``replies`` queued, oldest first."""
-        self._replies: deque[str] = deque(replies)
+    def __init__(self, replies: Iterable[str | Message] = ()) -> None:
+        """Start with ``replies`` queued, oldest first (text, or an assistant Message)."""
+        self._replies: deque[str | Message] = deque(replies)
         self._failures: deque[Exception] = deque()
         self.prompts: list[list[dict[str, Any]]] = []
 
-    def will_reply(self, *replies: str) -> None:
+    def will_reply(self, *replies: str | Message) -> None:
         """Queue replies for the next calls."""
         self._replies.extend(replies)
 
@@ -50,7 +52,7 @@ class FakeLLM:
             raise AssertionError("the model was never prompted")
         return self.prompts[-1]
 
-    def complete(self, messages: list[dict[str, Any]]) -> str:
+    def complete(self, messages: list[dict[str, Any]]) -> str | Message:
         """Record ``messages`` and return the next scripted reply, or an echo."""
         self.prompts.append(copy.deepcopy(messages))
         if self._failures:

@@ -50,7 +50,7 @@ def test_the_earlier_plain_shape_decodes_without_id_or_time() -> None:
         ('{"role": "user", "content": 42}', "content must be a string"),
         (
             json.dumps({"v": 1, "id": "x", "role": "user", "content": "x", "created_at": "now"}),
-            "created_at must be a number",
+            "created_at must be a finite number",
         ),
     ],
 )

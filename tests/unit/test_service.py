@@ -41,7 +41,39 @@ def test_only_the_newest_max_history_messages_are_kept(fake_redis: fakeredis.Fak
     for n in range(7):
         memory.add_message("s", "user", str(n))
     assert [m["content"] for m in memory.get_context("s")] == ["4", "5", "6"]
-    assert fake_redis.llen(memory.keys.ids("s")) == 3
+
+
+def test_ids_are_remembered_up_to_the_idempotency_window(fake_redis: fakeredis.FakeRedis) -> None:
+    memory = MemoryService(fake_redis, max_history=3, idempotency_window=5)
+    for n in range(7):
+        memory.add_message("s", "user", str(n), message_id=f"m-{n}")
+    assert fake_redis.llen(memory.keys.ids("s")) == 5
+    assert fake_redis.hlen(memory.keys.seen("s")) == 5
+    memory.add_message("s", "user", "2", message_id="m-2")  # remembered: skipped
+    assert [m["content"] for m in memory.get_context("s")] == ["4", "5", "6"]
+    memory.add_message("s", "user", "1", message_id="m-1")  # forgotten: stored again
+    assert [m["content"] for m in memory.get_context("s")] == ["5", "6", "1"]
+
+
+def test_the_idempotency_window_cannot_be_shorter_than_the_history(
+    fake_redis: fakeredis.FakeRedis,
+) -> None:
+    with pytest.raises(InvalidInputError, match="idempotency_window"):
+        MemoryService(fake_redis, max_history=10, idempotency_window=9)
+    assert MemoryService(fake_redis, max_history=5000).idempotency_window == 5000
+    assert MemoryService(fake_redis).idempotency_window == 1000
+
+
+def test_a_session_stored_with_only_an_ids_list_keeps_its_retries_safe(
+    fake_redis: fakeredis.FakeRedis,
+) -> None:
+    memory = MemoryService(fake_redis, max_history=5)
+    old = '{"v":1,"id":"m-1","role":"user","content":"hi","created_at":1.0}'
+    fake_redis.rpush(memory.keys.history("s"), old)
+    fake_redis.rpush(memory.keys.ids("s"), "m-1")
+    again = memory.add_messages("s", [Message("user", "hi", id="m-1"), Message("user", "new")])
+    assert [m.content for m in again.already_stored] == ["hi"]
+    assert [m["content"] for m in memory.get_context("s")] == ["hi", "new"]
 
 
 def test_stored_messages_carry_an_id_and_the_clock_time(fake_redis: fakeredis.FakeRedis) -> None:
@@ -129,9 +161,9 @@ def test_a_wrong_type_key_is_refused_without_a_partial_write(
 ) -> None:
     memory = MemoryService(fake_redis)
     fake_redis.set(memory.keys.ids("s"), "not a list")
-    with pytest.raises(StorageUnavailableError, match="WRONGTYPE"):
+    with pytest.raises(StorageUnavailableError, match="holds a string"):
         memory.add_message("s", "user", "hi")
-    assert fake_redis.exists(memory.keys.history("s")) == 0
+    assert fake_redis.exists(memory.keys.history("s"), memory.keys.seen("s")) == 0
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,215 @@
+"""Everything the memory does that is not I/O, written once for every service.
+
+Settings, key names, the append script's arguments and the reading of its
+reply, the decoding of stored entries and the context a model is given: plain
+functions and values. A service only sends what this module prepares and
+hands back what Redis answered.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from importlib.resources import files
+from typing import Any, Final, TypeAlias
+
+from ._budget import TokenCounter, drop_orphan_tool_results, fit_to_budget
+from ._codec import DecodeError, Encoded, decode, encode_for_storage
+from ._keys import KeyLayout
+from ._message import Message, message_from_chat
+from .exceptions import (
+    CorruptEntryError,
+    InvalidContentError,
+    InvalidInputError,
+    MessageTooLargeError,
+    check_whole_number,
+)
+
+__all__ = [
+    "APPEND_LUA",
+    "DEFAULT_IDEMPOTENCY_WINDOW",
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "MAX_TTL",
+    "AppendCall",
+    "AppendResult",
+    "MemoryCore",
+    "MessageInput",
+]
+
+APPEND_LUA: Final = files("chat_memory").joinpath("append.lua").read_text(encoding="utf-8")
+DEFAULT_MAX_MESSAGE_BYTES: Final = 1024 * 1024
+MAX_MESSAGE_BYTES: Final = 512 * 1024 * 1024  # Redis's largest string (proto-max-bulk-len)
+DEFAULT_IDEMPOTENCY_WINDOW: Final = 1000
+MAX_TTL: Final = timedelta(days=36525)
+"""The longest session TTL accepted: 100 years (Redis itself stops near 292 million)."""
+_REDIS_MAX_INT: Final = 2**63 - 1
+
+MessageInput: TypeAlias = Message | Mapping[str, Any]
+"""A message to store: a :class:`Message` or a chat-completions dict."""
+
+
+class AppendResult(list[Message]):
+    """The messages of one append, as stored, in the order given.
+
+    It is a plain list of :class:`Message`; ``appended`` and ``already_stored``
+    split it by what the write did. A message whose id the session already
+    remembered comes back as stored the first time (its original
+    ``created_at``), and was not appended again.
+    """
+
+    def __init__(self, messages: Iterable[Message], stored_before: Iterable[bool]) -> None:
+        """Keep ``messages`` and, for each, whether its id was already stored."""
+        super().__init__(messages)
+        self._stored_before = tuple(stored_before)
+
+    @property
+    def appended(self) -> list[Message]:
+        """The messages this call appended."""
+        return [m for m, before in zip(self, self._stored_before, strict=True) if not before]
+
+    @property
+    def already_stored(self) -> list[Message]:
+        """The messages whose id was already stored: nothing was appended for them."""
+        return [m for m, before in zip(self, self._stored_before, strict=True) if before]
+
+
+@dataclass(frozen=True, slots=True)
+class AppendCall:
+    """One call of the append script: its keys, its arguments and the messages it carries."""
+
+    session_id: str
+    keys: tuple[str, str, str]
+    args: list[bytes]
+    encoded: list[Encoded]
+
+    @property
+    def messages(self) -> list[Message]:
+        """The messages of the call, ids and times set, as they would be stored."""
+        return [e.message for e in self.encoded]
+
+
+class MemoryCore:
+    """Settings and every step of the memory that does not talk to Redis."""
+
+    def __init__(
+        self,
+        max_history: int,
+        *,
+        ttl: float | timedelta | None,
+        namespace: str,
+        max_message_bytes: int,
+        idempotency_window: int | None,
+        clock: Callable[[], float] | None,
+        token_counter: TokenCounter,
+    ) -> None:
+        """Check every setting, naming the one Redis or the memory could not take."""
+        self.max_history = check_whole_number("max_history", max_history, 1, _REDIS_MAX_INT)
+        self.max_message_bytes = check_whole_number(
+            "max_message_bytes", max_message_bytes, 1, MAX_MESSAGE_BYTES
+        )
+        if idempotency_window is None:
+            idempotency_window = max(DEFAULT_IDEMPOTENCY_WINDOW, self.max_history)
+        self.idempotency_window = check_whole_number(
+            "idempotency_window", idempotency_window, self.max_history, _REDIS_MAX_INT
+        )
+        self.ttl_ms = ttl_milliseconds(ttl)
+        self.keys = KeyLayout(namespace)
+        self.clock = clock or time.time
+        self.token_counter = token_counter
+        self._fixed_args = [
+            str(self.max_history).encode(),
+            str(self.ttl_ms or 0).encode(),
+            str(self.idempotency_window).encode(),
+        ]
+
+    def plan_append(self, session_id: str, messages: Iterable[MessageInput]) -> AppendCall:
+        """Check and encode ``messages`` for one append; raise before anything is sent."""
+        keys = self.keys.all(session_id)
+        now = self.clock()
+        stamped = [_stamp(message_from_chat(m), now) for m in messages]
+        if not stamped:
+            raise InvalidContentError("add_messages needs at least one message")
+        if len({m.id for m in stamped}) != len(stamped):
+            raise InvalidContentError("message ids must be unique within one call")
+        encoded = [encode_for_storage(m) for m in stamped]
+        args = list(self._fixed_args)
+        for item in encoded:
+            if len(item.entry) > self.max_message_bytes:
+                raise MessageTooLargeError(
+                    f"a {item.message.role} message encodes to {len(item.entry)} bytes,"
+                    f" over the limit of {self.max_message_bytes}"
+                )
+            args += [str(item.message.id).encode("utf-8"), item.fingerprint, item.entry]
+        return AppendCall(session_id, keys, args, encoded)
+
+    def finish_append(self, call: AppendCall, reply: Sequence[Any]) -> AppendResult:
+        """Read the script's reply: what was appended, and the stored version of the rest."""
+        stored_before = [outcome != 1 for outcome in reply]
+        messages = [
+            _as_stored(item.message, outcome) if before else item.message
+            for item, outcome, before in zip(call.encoded, reply, stored_before, strict=True)
+        ]
+        return AppendResult(messages, stored_before)
+
+    def decode_history(self, session_id: str, raw_entries: Iterable[bytes | str]) -> list[Message]:
+        """Decode stored entries, raising :class:`CorruptEntryError` at the first bad one."""
+        messages = []
+        for position, raw in enumerate(raw_entries):
+            try:
+                messages.append(decode(raw))
+            except DecodeError as exc:
+                raise CorruptEntryError(session_id, position, str(exc)) from exc
+        return messages
+
+    def context(self, messages: list[Message], max_tokens: int | None) -> list[Message]:
+        """Return the messages a model is given: whole tool exchanges, within ``max_tokens``."""
+        if max_tokens is None:
+            return drop_orphan_tool_results(messages)
+        check_whole_number("max_tokens", max_tokens, 0)
+        return fit_to_budget(messages, max_tokens, self.token_counter)
+
+
+def ttl_milliseconds(ttl: float | timedelta | None) -> int | None:
+    """Return ``ttl`` in whole milliseconds (at least 1), or None; refuse what Redis cannot take."""
+    if ttl is None:
+        return None
+    seconds = ttl.total_seconds() if isinstance(ttl, timedelta) else ttl
+    if (
+        isinstance(seconds, bool)
+        or not isinstance(seconds, int | float)
+        or not math.isfinite(seconds)
+        or not 0 < seconds <= MAX_TTL.total_seconds()
+    ):
+        raise InvalidInputError(
+            f"ttl must be a positive, finite number of seconds (or a timedelta) of at most"
+            f" {MAX_TTL.days} days, or None; not {ttl!r}"
+        )
+    return max(1, round(seconds * 1000))
+
+
+def seconds_left(pttl: int) -> float | None:
+    """Turn a ``PTTL`` reply into seconds, or None for a key without expiry or no key."""
+    return None if pttl < 0 else pttl / 1000
+
+
+def _stamp(message: Message, now: float) -> Message:
+    if message.id is not None and message.created_at is not None:
+        return message
+    return replace(
+        message,
+        id=message.id or uuid.uuid4().hex,
+        created_at=message.created_at if message.created_at is not None else now,
+    )
+
+
+def _as_stored(message: Message, fingerprint: bytes | str) -> Message:
+    """Return the message as first stored: same content (the digest matched), stored time."""
+    text = fingerprint.decode("ascii") if isinstance(fingerprint, bytes) else fingerprint
+    if not text:  # remembered before fingerprints existed: only the id is known
+        return message
+    return replace(message, created_at=json.loads(text.split(" ", 1)[1]))

@@ -1,0 +1,109 @@
+"""Turn every exception redis-py raises into the library's own, telling what was written.
+
+Pure functions, no I/O: the sync and async services share them.
+
+``may_have_written`` is about the whole call, redis-py's own retries included.
+redis-py resends a command after a connection error or a timeout, and the
+first attempt may have been applied though its answer was lost. So:
+
+- a connection error or timeout of a write is :class:`WriteOutcomeUnknownError`,
+  whatever the last attempt saw;
+- a refusal of a single-command write (``DEL``) or of the append script before
+  its first write (its own checks, out of memory, a read-only replica, a
+  command the user may not run) is a :class:`StorageUnavailableError`: the
+  session is unchanged. For the script this holds across retries too: an
+  earlier attempt that was applied would have made every id of the call
+  "already stored", and the script then writes nothing that could be refused;
+- anything else from the append script (it may have failed halfway) is
+  :class:`WriteOutcomeUnknownError`.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Sequence
+from typing import Final
+
+import redis.exceptions as rx
+
+from ._message import Message
+from .exceptions import (
+    ChatMemoryError,
+    MessageIdConflictError,
+    PermissionDeniedError,
+    StorageUnavailableError,
+    WriteOutcomeUnknownError,
+    WrongKeyTypeError,
+)
+
+__all__ = ["Op", "script_error", "storage_error", "wrong_type_key"]
+
+_SCRIPT_REFUSAL: Final = re.compile(r"CHATMEM_(?P<code>[A-Z]+) (?P<arg>\S+)(?: (?P<more>\S+))?")
+_COMMAND: Final = re.compile(r"run the '(?P<command>[^']+)' command")
+
+
+class Op(enum.Enum):
+    """What kind of call failed, which decides what a failure can have written."""
+
+    READ = "read"
+    WRITE = "write"  # one command: a refusal changed nothing
+    SCRIPT = "script"  # the append script: a refusal may come halfway, unless it says otherwise
+
+
+def storage_error(exc: Exception, *, op: Op, messages: Sequence[Message] = ()) -> ChatMemoryError:
+    """Return the library's error for ``exc``, raised by redis-py during a call of kind ``op``."""
+    detail = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, rx.ConnectionError | rx.TimeoutError):
+        if op is Op.READ:
+            return StorageUnavailableError(f"Redis could not be reached ({detail})")
+        return WriteOutcomeUnknownError(
+            f"Redis did not answer the write ({detail}); it may or may not have happened",
+            messages,
+        )
+    if isinstance(exc, rx.NoPermissionError) and not _inside_script(exc):
+        return PermissionDeniedError(
+            f"the Redis user may not run this command or touch this key ({exc});"
+            " nothing was written"
+        )
+    refused_before_writing = isinstance(exc, rx.OutOfMemoryError | rx.ReadOnlyError)
+    if op is Op.SCRIPT and not refused_before_writing:
+        return WriteOutcomeUnknownError(
+            f"the append failed ({detail}); it may or may not have happened", messages
+        )
+    if isinstance(exc, rx.OutOfMemoryError):
+        return StorageUnavailableError(
+            f"Redis is out of memory (maxmemory reached) and refused the write ({exc});"
+            " nothing was written"
+        )
+    return StorageUnavailableError(f"Redis refused the command ({detail})")
+
+
+def script_error(
+    exc: Exception, *, keys: Sequence[str], messages: Sequence[Message]
+) -> ChatMemoryError:
+    """Return the error of a failed append script: its own refusal, or :func:`storage_error`."""
+    found = _SCRIPT_REFUSAL.search(str(exc)) if isinstance(exc, rx.ResponseError) else None
+    if found is None:
+        return storage_error(exc, op=Op.SCRIPT, messages=messages)
+    code, arg = found["code"], found["arg"]
+    if code == "WRONGTYPE":
+        return WrongKeyTypeError(keys[int(arg) - 1], found["more"] or "value of another type")
+    if code == "CONFLICT":
+        return MessageIdConflictError(str(messages[int(arg) - 1].id))
+    return PermissionDeniedError(
+        f"the Redis user may not run {arg} on this session's keys (see the README's"
+        " ACL SETUSER line); nothing was written"
+    )
+
+
+def wrong_type_key(exc: Exception) -> bool:
+    """Whether ``exc`` is Redis refusing a command on a key of another type."""
+    return isinstance(exc, rx.ResponseError) and str(exc).startswith("WRONGTYPE")
+
+
+def _inside_script(exc: Exception) -> bool:
+    """Whether a permission error came from a command inside a script (which may follow writes)."""
+    found = _COMMAND.search(str(exc))
+    command = found["command"].lower() if found else ""
+    return "script" in str(exc).lower() and not command.startswith(("eval", "script"))
