@@ -1,0 +1,99 @@
+"""What chat-memory takes from redis-py beyond its documented API still holds.
+
+If one of these fails after a redis-py upgrade, ``chat_memory/_compat.py`` and
+the error mapping in ``chat_memory/_errors.py`` need a look.
+"""
+
+import inspect
+
+import fakeredis
+import pytest
+import redis
+import redis.exceptions
+
+from chat_memory import (
+    ChatMemoryError,
+    Message,
+    PermissionDeniedError,
+    StorageUnavailableError,
+    WriteOutcomeUnknownError,
+)
+from chat_memory._compat import NEVER_DECODE, RAW, REDIS_EXCEPTIONS
+from chat_memory._errors import Op, script_error, storage_error
+
+
+def redis_exception_classes() -> list[type[BaseException]]:
+    return sorted(
+        (
+            cls
+            for _, cls in inspect.getmembers(redis.exceptions, inspect.isclass)
+            if issubclass(cls, BaseException)
+        ),
+        key=lambda cls: cls.__name__,
+    )
+
+
+def test_never_decode_gives_raw_bytes_to_a_decoding_client() -> None:
+    client = fakeredis.FakeRedis(server=fakeredis.FakeServer(), decode_responses=True)
+    client.rpush("k", b"\xff")
+    assert NEVER_DECODE == "NEVER_DECODE"
+    assert client.execute_command("LRANGE", "k", 0, -1, **RAW) == [b"\xff"]
+
+
+def test_redis_py_still_has_exception_classes_to_walk() -> None:
+    names = {cls.__name__ for cls in redis_exception_classes()}
+    assert {"RedisError", "ConnectionError", "ResponseError", "RedisClusterException"} <= names
+
+
+@pytest.mark.parametrize("cls", redis_exception_classes(), ids=lambda cls: cls.__name__)
+def test_every_redis_py_exception_is_caught_and_mapped(cls: type[Exception]) -> None:
+    assert issubclass(cls, REDIS_EXCEPTIONS), f"{cls.__name__} would escape the error tree"
+    # Redirections parse their message: "<slot> <host:port>".
+    exc = cls("1234 boom:6379") if issubclass(cls, redis.exceptions.AskError) else cls("boom")
+    for op in Op:
+        error = storage_error(exc, op=op)
+        assert isinstance(error, ChatMemoryError)
+        assert "boom" in str(error)
+    assert isinstance(script_error(exc, keys=("h", "i", "s"), messages=()), ChatMemoryError)
+
+
+def test_a_connection_error_on_a_write_may_have_written() -> None:
+    messages = [Message("user", "hi", id="m-1")]
+    error = storage_error(redis.ConnectionError("reset"), op=Op.SCRIPT, messages=messages)
+    assert isinstance(error, WriteOutcomeUnknownError)
+    assert error.may_have_written
+    assert error.messages == messages
+    assert not storage_error(redis.TimeoutError("slow"), op=Op.READ).may_have_written
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        redis.exceptions.OutOfMemoryError(
+            "OOM command not allowed when used memory > 'maxmemory'."
+        ),
+        redis.exceptions.ReadOnlyError("READONLY You can't write against a read only replica."),
+        redis.exceptions.NoPermissionError(
+            "NOPERM User app has no permissions to run the 'evalsha' command"
+        ),
+    ],
+)
+def test_refusals_before_the_scripts_first_write_wrote_nothing(exc: Exception) -> None:
+    error = script_error(exc, keys=("h", "i", "s"), messages=())
+    assert isinstance(error, StorageUnavailableError)
+    assert not error.may_have_written
+
+
+def test_a_permission_error_inside_a_script_may_follow_a_write() -> None:
+    exc = redis.exceptions.NoPermissionError(
+        "NOPERM User app has no permissions to run the 'ltrim' command"
+        " script: abc, on @user_script:1."
+    )
+    error = script_error(exc, keys=("h", "i", "s"), messages=())
+    assert isinstance(error, WriteOutcomeUnknownError)
+    assert not isinstance(error, PermissionDeniedError)
+
+
+def test_any_other_script_failure_may_have_written() -> None:
+    exc = redis.exceptions.ResponseError("ERR Error running script: something")
+    assert script_error(exc, keys=("h", "i", "s"), messages=()).may_have_written
