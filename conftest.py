@@ -18,6 +18,7 @@ pytest_plugins = [
     "steps.storage",
     "steps.concurrency",
     "steps.model",
+    "steps.faults",
     # for the unit tests of the suite's own tooling
     "pytester",
 ]

@@ -34,6 +34,8 @@ RedisClient = redis.Redis | redis.RedisCluster
 Kind = Literal["fakeredis", "redis", "cluster"]
 
 BACKEND_KEY = pytest.StashKey["Backend"]()
+FAULT_SECONDS = 60
+"""No fault scenario may take longer than this (pytest-timeout fails it)."""
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,7 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 _NEEDS = {
     "real_redis": ({"redis", "cluster"}, "needs a real Redis server: run with --redis-server"),
+    "faults": ({"redis", "cluster"}, "breaks throwaway redis-servers: run with --redis-server"),
     "cluster": ({"cluster"}, "needs a Redis Cluster: run with --redis-cluster"),
 }
 
@@ -131,6 +134,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for marker, (kinds, reason) in _NEEDS.items():
             if item.get_closest_marker(marker) and kind not in kinds:
                 item.add_marker(pytest.mark.skip(reason=f"{reason} (this run: {kind})"))
+        if item.get_closest_marker("faults") and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(FAULT_SECONDS))
 
 
 @pytest.fixture(scope="session")

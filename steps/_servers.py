@@ -1,7 +1,8 @@
-"""Start and stop a throwaway 3-master Redis Cluster on loopback, for the suite.
+"""Throwaway Redis servers on loopback, for the suite: one to break, or a 3-master cluster.
 
 Process management is mirakuru's (the library pytest-redis uses for one server);
-this module only lays out the nodes and joins them with ``redis-cli --cluster
+this module only lays out the servers, breaks them on request (stop, pause,
+restart without data) and joins cluster nodes with ``redis-cli --cluster
 create``. Run it directly to get a cluster for manual use until Ctrl-C (or SIGTERM)::
 
     python -m steps._servers
@@ -9,6 +10,7 @@ create``. Run it directly to get a cluster for manual use until Ctrl-C (or SIGTE
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import subprocess
@@ -99,6 +101,72 @@ def throwaway_cluster(workdir: Path, masters: int = MASTERS) -> Iterator[str]:
         url = f"redis://{HOST}:{ports[0]}/0"
         _wait_until_ready(url, ports)
         yield url
+
+
+class ThrowawayServer:
+    """One redis-server of a scenario's own, to stop, pause, fill up or restart at will.
+
+    Data is kept in an append-only file written on every command, so a server
+    that is stopped and started again comes back with what it acknowledged;
+    :meth:`restart_without_data` loses it, as a server without persistence does.
+    """
+
+    def __init__(self, workdir: Path, *options: str, tls: bool = False) -> None:
+        """Lay out the server in ``workdir``; ``options`` are extra redis-server arguments."""
+        self.workdir = workdir
+        self.port = port_for.select_random()
+        self.tls = tls
+        self._options = options
+        self._process: TCPExecutor | None = None
+
+    def start(self) -> ThrowawayServer:
+        """Start the server and wait until it accepts connections."""
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        listen = (
+            ["--port", "0", "--tls-port", str(self.port)]
+            if self.tls
+            else ["--port", str(self.port)]
+        )
+        command = [
+            _binary("redis-server"), *listen,
+            "--bind", HOST,
+            "--dir", str(self.workdir),
+            "--save", "",
+            "--appendonly", "yes",
+            "--appendfsync", "always",
+            *self._options,
+        ]  # fmt: skip
+        self._process = TCPExecutor(command, host=HOST, port=self.port, timeout=READY_SECONDS)
+        self._process.start()
+        return self
+
+    def stop(self) -> None:
+        """Shut the server down (it keeps what it acknowledged)."""
+        if self._process is not None:
+            self.resume()
+            self._process.stop()
+            self._process = None
+
+    def pause(self) -> None:
+        """Freeze the server: connections open, nothing answered (SIGSTOP)."""
+        assert self._process is not None
+        assert self._process.process is not None
+        os.kill(self._process.process.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Let a frozen server go on (SIGCONT); harmless if it was not frozen."""
+        if self._process is not None and self._process.process is not None:
+            os.kill(self._process.process.pid, signal.SIGCONT)
+
+    def restart_without_data(self) -> None:
+        """Stop the server, lose its data, start it again empty."""
+        self.stop()
+        shutil.rmtree(self.workdir / "appendonlydir", ignore_errors=True)
+        self.start()
+
+    def admin(self, **options: object) -> redis.Redis:
+        """Return a client of the default (all-powerful) user."""
+        return redis.Redis(host=HOST, port=self.port, ssl=self.tls, **options)  # type: ignore[arg-type]
 
 
 def _serve_until_stopped() -> None:

@@ -15,32 +15,37 @@ for a "Then the message is refused" step instead of failing the scenario.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from chat_memory import InvalidInputError, MemoryService, Message, ToolCall
+from chat_memory import ChatMemoryError, InvalidInputError, MemoryService, Message, ToolCall
 
 from ._tables import exchange, messages
 
 
 class Attempt:
-    """The outcome of a step that expects the memory to refuse a message."""
+    """The outcome of a step that expects the memory to refuse a message, or to fail."""
 
     def __init__(self) -> None:
         """No attempt has been made yet."""
-        self.error: Exception | None = None
+        self.error: ChatMemoryError | None = None
         self.made = False
+        self.seconds = 0.0
 
     def make(self, send: Callable[[], object]) -> None:
-        """Run ``send``, keeping the memory's refusal instead of raising it."""
+        """Run ``send``, keeping the memory's error instead of raising it, and timing it."""
         self.made = True
+        started = time.monotonic()
         try:
             send()
-        except InvalidInputError as exc:
+        except ChatMemoryError as exc:
             self.error = exc
+        finally:
+            self.seconds = time.monotonic() - started
 
 
 @pytest.fixture
@@ -278,6 +283,7 @@ def message_refused(attempt: Attempt, reason: str) -> None:
     Then the message is refused with the reason "role must be one of"
     """
     assert attempt.made, "no step tried to send a message that should be refused"
-    assert isinstance(attempt.error, InvalidInputError), "the message was accepted"
+    assert attempt.error is not None, "the message was accepted"
+    assert isinstance(attempt.error, InvalidInputError), f"not a refusal: {attempt.error!r}"
     assert isinstance(attempt.error, ValueError)
     assert reason in str(attempt.error)

@@ -7,7 +7,9 @@ redis-py resends a command after a connection error or a timeout, and the
 first attempt may have been applied though its answer was lost. So:
 
 - a connection error or timeout of a write is :class:`WriteOutcomeUnknownError`,
-  whatever the last attempt saw;
+  whatever the last attempt saw, except a connection refused at setup in a
+  way that repeats on every attempt (a TLS certificate not accepted, a wrong
+  password): nothing was sent;
 - a refusal of a single-command write (``DEL``) or of the append script before
   its first write (its own checks, out of memory, a read-only replica, a
   command the user may not run) is a :class:`StorageUnavailableError`: the
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import enum
 import re
+import ssl
 from collections.abc import Sequence
 from typing import Final
 
@@ -32,6 +35,7 @@ from .exceptions import (
     ChatMemoryError,
     MessageIdConflictError,
     PermissionDeniedError,
+    StorageError,
     StorageUnavailableError,
     WriteOutcomeUnknownError,
     WrongKeyTypeError,
@@ -51,9 +55,13 @@ class Op(enum.Enum):
     SCRIPT = "script"  # the append script: a refusal may come halfway, unless it says otherwise
 
 
-def storage_error(exc: Exception, *, op: Op, messages: Sequence[Message] = ()) -> ChatMemoryError:
+def storage_error(exc: Exception, *, op: Op, messages: Sequence[Message] = ()) -> StorageError:
     """Return the library's error for ``exc``, raised by redis-py during a call of kind ``op``."""
     detail = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, rx.AuthenticationError) or _tls_refused(exc):
+        return StorageUnavailableError(
+            f"Redis refused the connection before any command ({detail}); nothing was sent"
+        )
     if isinstance(exc, rx.ConnectionError | rx.TimeoutError):
         if op is Op.READ:
             return StorageUnavailableError(f"Redis could not be reached ({detail})")
@@ -100,6 +108,20 @@ def script_error(
 def wrong_type_key(exc: Exception) -> bool:
     """Whether ``exc`` is Redis refusing a command on a key of another type."""
     return isinstance(exc, rx.ResponseError) and str(exc).startswith("WRONGTYPE")
+
+
+def _tls_refused(exc: BaseException) -> bool:
+    """Whether the connection failed because a TLS certificate was not accepted.
+
+    Like a wrong password, that fails every attempt alike, so no attempt of the
+    call reached Redis.
+    """
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _inside_script(exc: Exception) -> bool:

@@ -37,7 +37,7 @@ def test_never_decode_gives_raw_bytes_to_a_decoding_client() -> None:
     client = fakeredis.FakeRedis(server=fakeredis.FakeServer(), decode_responses=True)
     client.rpush("k", b"\xff")
     assert NEVER_DECODE == "NEVER_DECODE"
-    assert client.execute_command("LRANGE", "k", 0, -1, **RAW) == [b"\xff"]
+    assert client.execute_command("LRANGE", "k", 0, -1, **RAW) == [b"\xff"]  # type: ignore[no-untyped-call]
 
 
 def test_redis_py_still_has_exception_classes_to_walk() -> None:
@@ -96,4 +96,21 @@ def test_a_permission_error_inside_a_script_may_follow_a_write() -> None:
 
 def test_any_other_script_failure_may_have_written() -> None:
     exc = redis.exceptions.ResponseError("ERR Error running script: something")
-    assert script_error(exc, keys=("h", "i", "s"), messages=()).may_have_written
+    error = script_error(exc, keys=("h", "i", "s"), messages=())
+    assert isinstance(error, WriteOutcomeUnknownError)
+
+
+def test_a_refused_tls_certificate_sent_nothing() -> None:
+    import ssl
+
+    try:
+        try:
+            raise ssl.SSLCertVerificationError("certificate verify failed")
+        except ssl.SSLError as tls:
+            raise redis.ConnectionError("Error 1 connecting to localhost:6380.") from tls
+    except redis.ConnectionError as exc:
+        error = storage_error(exc, op=Op.SCRIPT)
+    assert isinstance(error, StorageUnavailableError)
+    assert not error.may_have_written
+    wrong_password = redis.exceptions.AuthenticationError("invalid username-password pair")
+    assert not storage_error(wrong_password, op=Op.SCRIPT).may_have_written
