@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Literal
+from typing import Any, Literal
 
 import fakeredis
 import pytest
@@ -60,14 +60,14 @@ class Backend:
         origin = "throwaway, started by the suite" if self.started_here else "given"
         return f"{label} {where} ({origin})"
 
-    def connect(self) -> RedisClient:
-        """Return a new client of this backend."""
+    def connect(self, server: fakeredis.FakeServer | None = None, **options: Any) -> RedisClient:
+        """Return a new client of this backend (on fakeredis, of ``server`` or a new one)."""
         if self.kind == "fakeredis":
-            return fakeredis.FakeRedis(server=fakeredis.FakeServer())
+            return fakeredis.FakeRedis(server=server or fakeredis.FakeServer(), **options)
         assert self.url is not None
         if self.kind == "cluster":
-            return redis.RedisCluster.from_url(self.url)
-        return redis.Redis.from_url(self.url)
+            return redis.RedisCluster.from_url(self.url, **options)
+        return redis.Redis.from_url(self.url, **options)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -186,6 +186,13 @@ def redis_client(redis_backend: Backend, namespace: str) -> Iterator[RedisClient
             for key in scenario_keys(client, namespace):
                 client.delete(key)
         client.close()
+
+
+def second_client(backend: Backend, client: RedisClient, **options: Any) -> RedisClient:
+    """Return another client of the same server as ``client``, with other options."""
+    if isinstance(client, fakeredis.FakeRedis):
+        return backend.connect(client.connection_pool.connection_kwargs["server"], **options)
+    return backend.connect(**options)
 
 
 def scenario_keys(client: RedisClient, namespace: str) -> list[bytes]:

@@ -12,6 +12,7 @@ with them, the first time a step uses it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -20,7 +21,7 @@ from pytest_bdd import given, parsers, when
 
 from chat_memory import MemoryService
 
-from ._backends import RedisClient
+from ._backends import Backend, RedisClient, second_client
 from .clock import ScenarioClock
 
 
@@ -30,6 +31,7 @@ class MemorySettings:
 
     max_history: int = 20
     ttl: timedelta | None = None
+    decode_responses: bool = False
     built: bool = field(default=False, repr=False)
 
     def change(self, **values: object) -> None:
@@ -48,16 +50,24 @@ def memory_settings() -> MemorySettings:
 
 @pytest.fixture
 def memory(
-    memory_settings: MemorySettings, redis_client: RedisClient, namespace: str
-) -> MemoryService:
+    memory_settings: MemorySettings,
+    redis_client: RedisClient,
+    redis_backend: Backend,
+    namespace: str,
+) -> Iterator[MemoryService]:
     """The memory service under test, built from the scenario's settings."""
     memory_settings.built = True
-    return MemoryService(
-        redis_client,
+    client = redis_client
+    if memory_settings.decode_responses:
+        client = second_client(redis_backend, redis_client, decode_responses=True)
+    yield MemoryService(
+        client,
         memory_settings.max_history,
         ttl=memory_settings.ttl,
         namespace=namespace,
     )
+    if client is not redis_client:
+        client.close()
 
 
 @pytest.fixture
@@ -103,6 +113,15 @@ def redeployed_without_expiry(
     Given the app was redeployed with sessions that never expire
     """
     return MemoryService(redis_client, memory_settings.max_history, ttl=None, namespace=namespace)
+
+
+@given("the memory's client decodes responses as text")
+def client_decodes_responses(memory_settings: MemorySettings) -> None:
+    """The app's Redis client is built with ``decode_responses=True``, as many apps do.
+
+    Given the memory's client decodes responses as text
+    """
+    memory_settings.change(decode_responses=True)
 
 
 @when("the session is cleared")

@@ -54,6 +54,42 @@ def another_service_stored(
     redis_client.rpush(memory.keys.history(session_id), docstring.encode("utf-8"))
 
 
+@given(parsers.parse('another service stored the text "{text}" under the session\'s history key'))
+def another_service_stored_text(
+    redis_client: RedisClient, memory: MemoryService, session_id: str, text: str
+) -> None:
+    """Another service wrote a plain text value where the session's history belongs.
+
+    Given another service stored the text "hello" under the session's history key
+    """
+    redis_client.set(memory.keys.history(session_id), text.encode("utf-8"))
+
+
+@then(parsers.parse('the session\'s history key still holds the text "{text}"'))
+def history_key_still_holds(
+    redis_client: RedisClient, memory: MemoryService, session_id: str, text: str
+) -> None:
+    """The other service's value is untouched, and the session has no other key.
+
+    Then the session's history key still holds the text "hello"
+    """
+    history, *others = memory.keys.all(session_id)
+    assert redis_client.get(history) == text.encode("utf-8")
+    assert redis_client.exists(*others) == 0
+
+
+@given("another service stored an entry that is not UTF-8 for the session")
+def another_service_stored_non_utf8(
+    redis_client: RedisClient, memory: MemoryService, session_id: str
+) -> None:
+    """An entry whose bytes are not UTF-8 text (e.g. written as Latin-1 by another service).
+
+    Given another service stored an entry that is not UTF-8 for the session
+    """
+    entry = '{"role": "user", "content": "café"}'.encode("latin-1")
+    redis_client.rpush(memory.keys.history(session_id), entry)
+
+
 @then(parsers.parse('the session\'s history is stored under the key "{key}"'))
 def history_is_stored_under(
     redis_client: RedisClient, memory: MemoryService, session_id: str, namespace: str, key: str

@@ -32,3 +32,19 @@ Feature: Corrupt entries
         """
       When the user says "hello"
       Then loading the context fails, naming entry 1 as corrupt
+
+  Rule: A session key holding another kind of value is reported by name, and nothing is written
+
+    Scenario: A message for a session whose key holds a text value is refused
+      Given a new session "alice"
+      And another service stored the text "hello" under the session's history key
+      When the user tries to say "hello"
+      Then the message is refused by the server with the reason "holds a string"
+      And the session's history key still holds the text "hello"
+
+    Scenario: An entry that is not UTF-8 is reported, whatever the client decodes
+      Given a new session "alice"
+      And the memory's client decodes responses as text
+      And another service stored an entry that is not UTF-8 for the session
+      When the user says "hello"
+      Then loading the context fails, naming entry 1 as corrupt
