@@ -111,22 +111,23 @@ class ThrowawayServer:
     :meth:`restart_without_data` loses it, as a server without persistence does.
     """
 
-    def __init__(self, workdir: Path, *options: str, tls: bool = False) -> None:
-        """Lay out the server in ``workdir``; ``options`` are extra redis-server arguments."""
+    def __init__(self, workdir: Path, *options: str, tls_ca: Path | None = None) -> None:
+        """Lay out the server in ``workdir``; ``options`` are extra redis-server arguments.
+
+        With ``tls_ca`` (the authority of the certificate in ``options``) it speaks only TLS.
+        """
         self.workdir = workdir
         self.port = port_for.select_random()
-        self.tls = tls
+        self.tls_ca = tls_ca
         self._options = options
         self._process: TCPExecutor | None = None
 
     def start(self) -> ThrowawayServer:
         """Start the server and wait until it accepts connections."""
         self.workdir.mkdir(parents=True, exist_ok=True)
-        listen = (
-            ["--port", "0", "--tls-port", str(self.port)]
-            if self.tls
-            else ["--port", str(self.port)]
-        )
+        listen = ["--port", str(self.port)]
+        if self.tls_ca is not None:
+            listen = ["--port", "0", "--tls-port", str(self.port)]
         command = [
             _binary("redis-server"), *listen,
             "--bind", HOST,
@@ -164,9 +165,17 @@ class ThrowawayServer:
         shutil.rmtree(self.workdir / "appendonlydir", ignore_errors=True)
         self.start()
 
-    def admin(self, **options: object) -> redis.Redis:
+    def admin(self) -> redis.Redis:
         """Return a client of the default (all-powerful) user."""
-        return redis.Redis(host=HOST, port=self.port, ssl=self.tls, **options)  # type: ignore[arg-type]
+        if self.tls_ca is None:
+            return redis.Redis(host=HOST, port=self.port)
+        return redis.Redis(
+            host=HOST,
+            port=self.port,
+            ssl=True,
+            ssl_ca_certs=str(self.tls_ca),
+            ssl_check_hostname=False,
+        )
 
 
 def _serve_until_stopped() -> None:

@@ -14,6 +14,13 @@ Usage::
     When the server restarts without its data
     When the user says "are you there?" while the server is frozen for 1500 milliseconds
     Then the server received that message more than once
+    Given the memory runs as a Redis user allowed only what the README lists
+    Given the memory runs as a Redis user allowed what the README lists except "ltrim"
+    When the app sends a message in the namespace "billing"
+    Then the server holds no key at all
+    Given the memory connects over TLS, trusting the server's certificate authority
+    Given the memory connects over TLS, trusting another certificate authority
+    Given the memory connects over TLS under a name the server's certificate does not carry
 
 Like the storage steps, these touch the server itself, since breaking it is
 their whole point. Each scenario gets a throwaway ``redis-server`` of its own
@@ -27,38 +34,53 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
+import trustme
 from pytest_bdd import given, parsers, then, when
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
-from chat_memory import MemoryService, Message, StorageError, WriteOutcomeUnknownError
+from chat_memory import (
+    MemoryService,
+    Message,
+    StorageError,
+    WriteOutcomeUnknownError,
+    acl_rules,
+)
 
 from ._servers import HOST, ThrowawayServer
 from .conversation import Attempt
 
 
 @pytest.fixture
-def fault_server(tmp_path: Path) -> Iterator[ThrowawayServer]:
+def own_servers() -> list[ThrowawayServer]:
+    """The throwaway servers the scenario started, in order."""
+    return []
+
+
+@pytest.fixture
+def fault_server(tmp_path: Path, own_servers: list[ThrowawayServer]) -> Iterator[ThrowawayServer]:
     """A throwaway redis-server of the scenario's own, to break at will."""
     server = ThrowawayServer(tmp_path / "redis").start()
+    own_servers.append(server)
     try:
         yield server
     finally:
         server.stop()
 
 
-def production_client(port: int, **options: object) -> redis.Redis:
+def production_client(port: int, host: str = HOST, **options: Any) -> redis.Redis:
     """A client configured as the README advises: bounded waits, a few quick retries."""
     return redis.Redis(
-        host=HOST,
+        host=host,
         port=port,
         socket_timeout=0.5,
         socket_connect_timeout=0.5,
         retry=Retry(ExponentialBackoff(cap=0.1, base=0.02), 3),
-        **options,  # type: ignore[arg-type]
+        **options,
     )
 
 
@@ -218,3 +240,146 @@ def refused_by_server(attempt: Attempt, reason: str) -> None:
     assert isinstance(attempt.error, StorageError), f"not a storage error: {attempt.error!r}"
     assert not attempt.error.may_have_written, f"may have written: {attempt.error}"
     assert reason in str(attempt.error)
+
+
+def _acl_user(server: ThrowawayServer, namespace: str, without: str | None) -> redis.Redis:
+    rules = [rule for rule in acl_rules(namespace) if rule != f"+{without}"]
+    assert without is None or len(rules) < len(acl_rules(namespace)), f"no rule +{without}"
+    admin = server.admin()
+    setuser = ("ACL", "SETUSER", "chat-memory", "reset", "on", ">s3cret", *rules)
+    admin.execute_command(*setuser)  # type: ignore[no-untyped-call]
+    admin.close()
+    return production_client(server.port, username="chat-memory", password="s3cret")
+
+
+@given(
+    "the memory runs as a Redis user allowed only what the README lists",
+    target_fixture="redis_client",
+)
+def memory_as_least_privileged_user(fault_server: ThrowawayServer, namespace: str) -> redis.Redis:
+    """The memory logs in as a user made with exactly the README's ACL SETUSER rules.
+
+    Given the memory runs as a Redis user allowed only what the README lists
+    """
+    return _acl_user(fault_server, namespace, without=None)
+
+
+@given(
+    parsers.parse(
+        'the memory runs as a Redis user allowed what the README lists except "{command}"'
+    ),
+    target_fixture="redis_client",
+)
+def memory_as_user_without(
+    fault_server: ThrowawayServer, namespace: str, command: str
+) -> redis.Redis:
+    """The memory logs in as a user made with the README's rules, one command left out.
+
+    Given the memory runs as a Redis user allowed what the README lists except "ltrim"
+    """
+    return _acl_user(fault_server, namespace, without=command)
+
+
+@when(parsers.parse('the app sends a message in the namespace "{other}"'))
+def app_sends_in_namespace(
+    redis_client: redis.Redis, session_id: str, attempt: Attempt, other: str
+) -> None:
+    """The app writes, with the same Redis user, into another namespace than the memory's.
+
+    When the app sends a message in the namespace "billing"
+    """
+    elsewhere = MemoryService(redis_client, namespace=other)
+    attempt.make(lambda: elsewhere.add_message(session_id, "user", "hello"))
+
+
+@then("the server holds no key at all")
+def server_holds_no_key(own_servers: list[ThrowawayServer]) -> None:
+    """Nothing at all was written to the scenario's server (checked as the all-powerful user).
+
+    Then the server holds no key at all
+    """
+    assert own_servers, "the scenario started no server of its own"
+    admin = own_servers[-1].admin()
+    keys = admin.keys("*")
+    admin.close()
+    assert keys == []
+
+
+@pytest.fixture
+def certificate_authority() -> trustme.CA:
+    """The authority that signed the TLS server's certificate (for "localhost" only)."""
+    return trustme.CA()
+
+
+@pytest.fixture
+def tls_server(
+    tmp_path: Path, certificate_authority: trustme.CA, own_servers: list[ThrowawayServer]
+) -> Iterator[ThrowawayServer]:
+    """A throwaway redis-server that speaks only TLS, with a certificate for "localhost"."""
+    files = tmp_path / "tls"
+    files.mkdir()
+    certificate = certificate_authority.issue_cert("localhost")
+    certificate.private_key_pem.write_to_path(str(files / "server.key"))
+    certificate.cert_chain_pems[0].write_to_path(str(files / "server.crt"))
+    certificate_authority.cert_pem.write_to_path(str(files / "ca.crt"))
+    server = ThrowawayServer(
+        tmp_path / "redis",
+        "--tls-cert-file", str(files / "server.crt"),
+        "--tls-key-file", str(files / "server.key"),
+        "--tls-ca-cert-file", str(files / "ca.crt"),
+        "--tls-auth-clients", "no",
+        tls_ca=files / "ca.crt",
+    ).start()  # fmt: skip
+    own_servers.append(server)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _tls_client(server: ThrowawayServer, tmp_path: Path, host: str, ca: trustme.CA) -> redis.Redis:
+    trusted = tmp_path / "trusted-ca.crt"
+    ca.cert_pem.write_to_path(str(trusted))
+    return production_client(
+        server.port, host=host, ssl=True, ssl_ca_certs=str(trusted), ssl_check_hostname=True
+    )
+
+
+@given(
+    "the memory connects over TLS, trusting the server's certificate authority",
+    target_fixture="redis_client",
+)
+def memory_over_tls(
+    tls_server: ThrowawayServer, tmp_path: Path, certificate_authority: trustme.CA
+) -> redis.Redis:
+    """The memory's client speaks TLS to "localhost" and trusts the authority that signed it.
+
+    Given the memory connects over TLS, trusting the server's certificate authority
+    """
+    return _tls_client(tls_server, tmp_path, "localhost", certificate_authority)
+
+
+@given(
+    "the memory connects over TLS, trusting another certificate authority",
+    target_fixture="redis_client",
+)
+def memory_over_tls_wrong_ca(tls_server: ThrowawayServer, tmp_path: Path) -> redis.Redis:
+    """The memory's client trusts an authority that did not sign the server's certificate.
+
+    Given the memory connects over TLS, trusting another certificate authority
+    """
+    return _tls_client(tls_server, tmp_path, "localhost", trustme.CA())
+
+
+@given(
+    "the memory connects over TLS under a name the server's certificate does not carry",
+    target_fixture="redis_client",
+)
+def memory_over_tls_wrong_name(
+    tls_server: ThrowawayServer, tmp_path: Path, certificate_authority: trustme.CA
+) -> redis.Redis:
+    """The memory's client reaches the server as 127.0.0.1; its certificate names "localhost".
+
+    Given the memory connects over TLS under a name the server's certificate does not carry
+    """
+    return _tls_client(tls_server, tmp_path, HOST, certificate_authority)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 import pytest
-from pytest_bdd import given, parsers, when
+from pytest_bdd import given, parsers, then, when
 
 from chat_memory import MemoryService
 
@@ -122,6 +122,15 @@ def client_decodes_responses(memory_settings: MemorySettings) -> None:
     Given the memory's client decodes responses as text
     """
     memory_settings.change(decode_responses=True)
+
+
+@then(parsers.parse("the session expires in {seconds:d} seconds"))
+def session_expires_in(memory: MemoryService, session_id: str, seconds: int) -> None:
+    """The memory reports this much time left before the session is forgotten.
+
+    Then the session expires in 1800 seconds
+    """
+    assert memory.ttl(session_id) == pytest.approx(seconds, abs=1)
 
 
 @when("the session is cleared")

@@ -8,6 +8,7 @@
 [{'role': 'user', 'content': '我叫张三'}]
 """
 
+from ._acl import ACL_COMMANDS, acl_rules
 from ._budget import TokenCounter, approximate_tokens
 from ._chat import ChatModel, ChatService
 from ._codec import FORMAT_VERSION
@@ -40,6 +41,7 @@ from .exceptions import (
 )
 
 __all__ = [
+    "ACL_COMMANDS",
     "DEFAULT_IDEMPOTENCY_WINDOW",
     "DEFAULT_MAX_MESSAGE_BYTES",
     "DEFAULT_NAMESPACE",
@@ -72,5 +74,6 @@ __all__ = [
     "ToolCall",
     "WriteOutcomeUnknownError",
     "WrongKeyTypeError",
+    "acl_rules",
     "approximate_tokens",
 ]

@@ -100,7 +100,7 @@ def script_error(
     if code == "CONFLICT":
         return MessageIdConflictError(str(messages[int(arg) - 1].id))
     return PermissionDeniedError(
-        f"the Redis user may not run {arg} on this session's keys (see the README's"
+        f"the Redis user may not run '{arg}' on this session's keys (see the README's"
         " ACL SETUSER line); nothing was written"
     )
 

@@ -18,17 +18,10 @@ local function chunked(command, key, values)
   end
 end
 
-local types = {'list', 'list', 'hash'}
-for i = 1, 3 do
-  local found = redis.call('TYPE', KEYS[i])['ok']
-  if found ~= 'none' and found ~= types[i] then
-    return redis.error_reply('CHATMEM_WRONGTYPE ' .. i .. ' ' .. found)
-  end
-end
-
--- Redis 7 can tell in advance whether this user may run every later command.
+-- Redis 7 can tell in advance whether this user may run every command below.
 if redis.acl_check_cmd then
   local checks = {
+    {'TYPE', KEYS[1]}, {'TYPE', KEYS[2]}, {'TYPE', KEYS[3]},
     {'HGET', KEYS[3], 'id'}, {'HLEN', KEYS[3]}, {'LLEN', KEYS[2]}, {'LPOS', KEYS[2], 'id'},
     {'RPUSH', KEYS[1], 'entry'}, {'RPUSH', KEYS[2], 'id'}, {'HSET', KEYS[3], 'id', 'fp'},
     {'LTRIM', KEYS[1], '0', '-1'}, {'LRANGE', KEYS[2], '0', '-1'}, {'LTRIM', KEYS[2], '0', '-1'},
@@ -43,8 +36,16 @@ if redis.acl_check_cmd then
   end
   for _, check in ipairs(checks) do
     if not redis.acl_check_cmd(unpack(check)) then
-      return redis.error_reply('CHATMEM_NOPERM ' .. check[1])
+      return redis.error_reply('CHATMEM_NOPERM ' .. string.lower(check[1]))
     end
+  end
+end
+
+local types = {'list', 'list', 'hash'}
+for i = 1, 3 do
+  local found = redis.call('TYPE', KEYS[i])['ok']
+  if found ~= 'none' and found ~= types[i] then
+    return redis.error_reply('CHATMEM_WRONGTYPE ' .. i .. ' ' .. found)
   end
 end
 

@@ -1,0 +1,64 @@
+@faults
+Feature: Least privilege
+  A deployment gives the memory a Redis user that can reach only its own keys
+  and run only the commands it needs, so a bug or a leaked password cannot
+  touch anything else. The README's ACL SETUSER line must be exactly enough,
+  and a user missing any part of it must get a truthful error, not half a
+  message.
+
+  Rule: The README's permissions are enough for everything the memory does
+
+    Scenario: The memory remembers, expires and reads under a user allowed only what the README lists
+      Given the memory runs as a Redis user allowed only what the README lists
+      And sessions expire after 30 minutes of inactivity
+      And a new session "alice"
+      And the user said "hello"
+      When the user says "are you there?"
+      Then the context contains 2 messages
+      And the session expires in 1800 seconds
+
+    Scenario: The memory clears a session under a user allowed only what the README lists
+      Given the memory runs as a Redis user allowed only what the README lists
+      And a new session "alice"
+      And the user said "hello"
+      When the session is cleared
+      Then the context is empty
+
+  Rule: Anything beyond those permissions is refused, and nothing is written
+
+    Scenario: The memory's user cannot write into another namespace
+      Given the memory runs as a Redis user allowed only what the README lists
+      And a new session "alice"
+      When the app sends a message in the namespace "billing"
+      Then the message is refused by the server with the reason "no permissions"
+      And the server holds no key at all
+
+    Scenario Outline: A user without "<command>" gets a truthful refusal and nothing is written
+      Given the memory runs as a Redis user allowed what the README lists except "<command>"
+      And sessions expire after 30 minutes of inactivity
+      And a new session "alice"
+      When the user tries to say "hello"
+      Then the message is refused by the server with the reason "'<command>'"
+      And the server holds no key at all
+
+      Examples:
+        | command     |
+        | evalsha     |
+        | script\|load |
+        | type        |
+        | hget        |
+        | hlen        |
+        | llen        |
+        | lpos        |
+        | rpush       |
+        | hset        |
+        | ltrim       |
+        | hdel        |
+        | pexpire     |
+
+    Scenario: A user without "persist" cannot store in a memory whose sessions never expire
+      Given the memory runs as a Redis user allowed what the README lists except "persist"
+      And a new session "alice"
+      When the user tries to say "hello"
+      Then the message is refused by the server with the reason "'persist'"
+      And the server holds no key at all

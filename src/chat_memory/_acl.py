@@ -1,0 +1,50 @@
+"""The least privilege the memory needs from Redis: its keys and the commands it sends.
+
+``ACL SETUSER <user> on ><password> `` followed by :func:`acl_rules` gives a
+user that can do everything the memory does, and nothing else: no other key,
+no other command. The append script checks each command it will run before
+its first write, so a user missing one gets :class:`PermissionDeniedError`
+with nothing written.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ._keys import DEFAULT_NAMESPACE, KeyLayout
+
+__all__ = ["ACL_COMMANDS", "acl_rules"]
+
+ACL_COMMANDS: Final = (
+    # sent by the service: the append script (loaded on first use), reads, clear
+    "evalsha",
+    "script|load",
+    "lrange",
+    "pttl",
+    "del",
+    "type",
+    # run inside the append script
+    "hget",
+    "hlen",
+    "llen",
+    "lpos",
+    "rpush",
+    "hset",
+    "ltrim",
+    "hdel",
+    "pexpire",
+    "persist",
+)
+"""Every command the memory sends or runs in its script, in ACL spelling."""
+
+
+def acl_rules(namespace: str = DEFAULT_NAMESPACE) -> list[str]:
+    """Return the ``ACL SETUSER`` rules of a user limited to ``namespace``'s keys and commands."""
+    key_pattern = KeyLayout(namespace).pattern()
+    return [
+        "resetkeys",
+        f"~{key_pattern}",
+        "resetchannels",
+        "-@all",
+        *(f"+{command}" for command in ACL_COMMANDS),
+    ]
