@@ -37,6 +37,15 @@ class Crowd:
     per_writer: int = 0
     sessions: list[str] = field(default_factory=list)
     observed: list[list[str]] = field(default_factory=list)
+    spread: bool = False  # each writer's n-th message goes to session n (mod the sessions)
+
+    def session_of(self, writer: int, n: int) -> str:
+        """Return the session a writer's n-th message goes to."""
+        return self.sessions[(writer + n) % len(self.sessions) if self.spread else writer]
+
+    def sent_to(self, session: str, writer: int) -> list[int]:
+        """Return the numbers of the writer's messages sent to ``session``, in its order."""
+        return [n for n in range(self.per_writer) if self.session_of(writer, n) == session]
 
 
 @pytest.fixture
@@ -56,7 +65,7 @@ def _run_writers(
         client = backend.connect()
         memory = MemoryService(client, settings.max_history, ttl=settings.ttl, namespace=namespace)
         for n in range(crowd.per_writer):
-            memory.add_message(crowd.sessions[writer], "user", f"w{writer}:{n}")
+            memory.add_message(crowd.session_of(writer, n), "user", f"w{writer}:{n}")
         client.close()
 
     threads = [threading.Thread(target=write, args=(w,)) for w in range(crowd.writers)]
@@ -130,6 +139,57 @@ def writers_to_own_sessions(
     crowd.writers, crowd.per_writer = writers, count
     crowd.sessions = [f"writer-{w}" for w in range(writers)]
     _run_writers(redis_backend, memory_settings, namespace, crowd)
+
+
+@when(
+    parsers.parse(
+        "{writers:d} writers send {total:d} messages over {sessions:d} sessions at once,"
+        " while a reader watches"
+    )
+)
+def writers_over_many_sessions(
+    redis_backend: Backend,
+    memory_settings: MemorySettings,
+    memory: MemoryService,
+    namespace: str,
+    crowd: Crowd,
+    writers: int,
+    total: int,
+    sessions: int,
+) -> None:
+    """Workers share the messages; each sends its n-th message to the next session in turn.
+
+    When 16 writers send 10000 messages over 100 sessions at once, while a reader watches
+    """
+    assert total % writers == 0, "the messages must split evenly between the writers"
+    crowd.writers, crowd.per_writer, crowd.spread = writers, total // writers, True
+    crowd.sessions = [f"customer-{s}" for s in range(sessions)]
+    looks = iter(range(10**9))
+
+    def look() -> None:
+        session = crowd.sessions[next(looks) % sessions]
+        crowd.observed.append([m["content"] for m in memory.get_context(session)])
+
+    _run_writers(redis_backend, memory_settings, namespace, crowd, during=look)
+
+
+@then("every session keeps its newest messages, each writer's in order, none twice")
+def every_session_keeps_newest(memory: MemoryService, crowd: Crowd) -> None:
+    """Each session holds as many as the limit allows; per writer, an unbroken run of its newest.
+
+    Then every session keeps its newest messages, each writer's in order, none twice
+    """
+    for session in crowd.sessions:
+        contents = [m["content"] for m in memory.get_context(session)]
+        sent = {w: crowd.sent_to(session, w) for w in range(crowd.writers)}
+        assert len(contents) == len(set(contents)), f"{session} holds a message twice"
+        assert len(contents) == min(memory.max_history, sum(map(len, sent.values())))
+        for writer, numbers in sent.items():
+            kept = _numbers(contents, writer)
+            assert kept == numbers[len(numbers) - len(kept) :], (
+                f"{session} kept {kept} of writer {writer}, not the newest of {numbers} in order"
+            )
+        assert sum(len(_numbers(contents, w)) for w in sent) == len(contents)
 
 
 @then(parsers.parse("the reader never saw more than {limit:d} messages"))

@@ -20,3 +20,11 @@ Feature: Concurrent writes
       Given the history limit is 500 messages
       When 8 writers each send 500 messages to a session of their own at once
       Then every writer's session holds its 500 messages in order
+
+  Rule: Under load, every session keeps exactly its newest messages
+
+    Scenario: Sixteen writers over a hundred sessions keep every session's newest messages
+      Given the history limit is 20 messages
+      When 16 writers send 10000 messages over 100 sessions at once, while a reader watches
+      Then the reader never saw more than 20 messages
+      And every session keeps its newest messages, each writer's in order, none twice
