@@ -103,6 +103,32 @@ def throwaway_cluster(workdir: Path, masters: int = MASTERS) -> Iterator[str]:
         yield url
 
 
+def move_slot(cluster: redis.RedisCluster, key: str) -> None:
+    """Move the hash slot of ``key`` to another primary, as ``redis-cli --cluster reshard`` does.
+
+    The slot is marked importing and migrating, its keys are moved with
+    MIGRATE (clients meanwhile get ASK and TRYAGAIN redirections), then
+    every primary is told the slot's new owner.
+    """
+    slot = cluster.keyslot(key)
+    source = cluster.get_node_from_key(key)
+    target = next(node for node in cluster.get_primaries() if node.name != source.name)
+    nodes = {
+        node.name: redis.Redis(host=node.host, port=node.port) for node in cluster.get_primaries()
+    }
+    source_id = nodes[source.name].execute_command("CLUSTER MYID")
+    target_id = nodes[target.name].execute_command("CLUSTER MYID")
+    nodes[target.name].execute_command("CLUSTER SETSLOT", slot, "IMPORTING", source_id)
+    nodes[source.name].execute_command("CLUSTER SETSLOT", slot, "MIGRATING", target_id)
+    while keys := nodes[source.name].execute_command("CLUSTER GETKEYSINSLOT", slot, 100):
+        nodes[source.name].execute_command(
+            "MIGRATE", target.host, target.port, "", 0, 5000, "KEYS", *keys
+        )
+    for node in nodes.values():
+        node.execute_command("CLUSTER SETSLOT", slot, "NODE", target_id)
+        node.close()
+
+
 class ThrowawayServer:
     """One redis-server of a scenario's own, to stop, pause, fill up or restart at will.
 

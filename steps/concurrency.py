@@ -15,15 +15,18 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
-from pytest_bdd import parsers, then, when
+import redis
+from pytest_bdd import given, parsers, then, when
 
-from chat_memory import MemoryService
+from chat_memory import MemoryService, Message, WriteOutcomeUnknownError
 
-from ._backends import Backend
+from ._backends import Backend, RedisClient
+from ._servers import move_slot, throwaway_cluster
 from .sessions import MemorySettings
 
 _NUMBERED = re.compile(r"w(\d+):(\d+)")
@@ -38,6 +41,7 @@ class Crowd:
     sessions: list[str] = field(default_factory=list)
     observed: list[list[str]] = field(default_factory=list)
     spread: bool = False  # each writer's n-th message goes to session n (mod the sessions)
+    resent: int = 0  # writes resent after WriteOutcomeUnknownError
 
     def session_of(self, writer: int, n: int) -> str:
         """Return the session a writer's n-th message goes to."""
@@ -55,17 +59,22 @@ def crowd() -> Crowd:
 
 
 def _run_writers(
-    backend: Backend,
+    connect: Callable[[], RedisClient],
     settings: MemorySettings,
     namespace: str,
     crowd: Crowd,
     during: Callable[[], None] | None = None,
 ) -> None:
     def write(writer: int) -> None:
-        client = backend.connect()
+        client = connect()
         memory = MemoryService(client, settings.max_history, ttl=settings.ttl, namespace=namespace)
         for n in range(crowd.per_writer):
-            memory.add_message(crowd.session_of(writer, n), "user", f"w{writer}:{n}")
+            message = Message("user", f"w{writer}:{n}")
+            try:
+                memory.add_messages(crowd.session_of(writer, n), [message])
+            except WriteOutcomeUnknownError as unknown:  # what the README tells apps to do
+                crowd.resent += 1
+                memory.add_messages(crowd.session_of(writer, n), unknown.messages)
         client.close()
 
     threads = [threading.Thread(target=write, args=(w,)) for w in range(crowd.writers)]
@@ -115,7 +124,7 @@ def writers_to_one_session(
     def look() -> None:
         crowd.observed.append([m["content"] for m in memory.get_context(session_id)])
 
-    _run_writers(redis_backend, memory_settings, namespace, crowd, during=look)
+    _run_writers(redis_backend.connect, memory_settings, namespace, crowd, during=look)
 
 
 @when(
@@ -138,7 +147,7 @@ def writers_to_own_sessions(
     """
     crowd.writers, crowd.per_writer = writers, count
     crowd.sessions = [f"writer-{w}" for w in range(writers)]
-    _run_writers(redis_backend, memory_settings, namespace, crowd)
+    _run_writers(redis_backend.connect, memory_settings, namespace, crowd)
 
 
 @when(
@@ -170,7 +179,7 @@ def writers_over_many_sessions(
         session = crowd.sessions[next(looks) % sessions]
         crowd.observed.append([m["content"] for m in memory.get_context(session)])
 
-    _run_writers(redis_backend, memory_settings, namespace, crowd, during=look)
+    _run_writers(redis_backend.connect, memory_settings, namespace, crowd, during=look)
 
 
 @then("every session keeps its newest messages, each writer's in order, none twice")
@@ -230,3 +239,54 @@ def every_session_holds(memory: MemoryService, crowd: Crowd, count: int) -> None
     for writer, session in enumerate(crowd.sessions):
         contents = [m["content"] for m in memory.get_context(session)]
         assert contents == [f"w{writer}:{n}" for n in range(count)]
+
+
+@given("the memory runs on a cluster of its own", target_fixture="redis_client")
+def memory_on_own_cluster(tmp_path: Path) -> Iterator[RedisClient]:
+    """The memory talks to a throwaway 3-master cluster that the scenario may reshard.
+
+    Given the memory runs on a cluster of its own
+    """
+    workdir = tmp_path / "cluster"
+    workdir.mkdir()
+    with throwaway_cluster(workdir) as url:
+        client = redis.RedisCluster.from_url(url)
+        yield client
+        client.close()
+
+
+@when(
+    parsers.parse(
+        "{writers:d} writers each send {count:d} messages to the session"
+        " while its hash slot moves to another node"
+    )
+)
+def writers_while_slot_moves(
+    redis_client: RedisClient,
+    memory_settings: MemorySettings,
+    memory: MemoryService,
+    namespace: str,
+    session_id: str,
+    crowd: Crowd,
+    writers: int,
+    count: int,
+) -> None:
+    """Workers append to one session of a cluster while its slot is resharded to another node.
+
+    When 8 writers each send 200 messages to the session while its hash slot moves to another node
+    """
+    assert isinstance(redis_client, redis.RedisCluster), "this step needs a Redis Cluster"
+    crowd.writers, crowd.per_writer, crowd.sessions = writers, count, [session_id] * writers
+    startup = redis_client.get_nodes()[0]
+    url = f"redis://{startup.host}:{startup.port}/0"
+    key = memory.keys.history(session_id)
+    moved = threading.Event()
+
+    def move_once_under_way() -> None:
+        if not moved.is_set() and redis_client.llen(key) >= writers * count // 4:
+            move_slot(redis_client, key)
+            moved.set()
+
+    _run_writers(lambda: redis.RedisCluster.from_url(url), memory_settings, namespace, crowd,
+                 during=move_once_under_way)  # fmt: skip
+    assert moved.is_set(), "the writers finished before the slot could move"

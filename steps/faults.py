@@ -247,7 +247,7 @@ def _acl_user(server: ThrowawayServer, namespace: str, without: str | None) -> r
     assert without is None or len(rules) < len(acl_rules(namespace)), f"no rule +{without}"
     admin = server.admin()
     setuser = ("ACL", "SETUSER", "chat-memory", "reset", "on", ">s3cret", *rules)
-    admin.execute_command(*setuser)  # type: ignore[no-untyped-call]
+    admin.execute_command(*setuser)
     admin.close()
     return production_client(server.port, username="chat-memory", password="s3cret")
 

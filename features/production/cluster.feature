@@ -16,3 +16,13 @@ Feature: Sessions on a Redis Cluster
       Given a new session "user:{42} *"
       When the user says "hello"
       Then all of the session's keys are in one hash slot
+
+  Rule: Moving a session to another node loses and duplicates nothing
+
+    @faults
+    Scenario: Eight writers keep every message while the session's slot moves to another node
+      Given the memory runs on a cluster of its own
+      And the history limit is 2000 messages
+      And a new session "busy"
+      When 8 writers each send 200 messages to the session while its hash slot moves to another node
+      Then the context keeps the newest messages of every writer, each writer's in order
