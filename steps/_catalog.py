@@ -15,11 +15,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from pytest_bdd import parsers
 from pytest_bdd.steps import step_function_context_registry
 
 from ._gherkin import FeatureSpec, StepSpec, feature_files, read_feature
 
 KEYWORD = {"given": "Given", "when": "When", "then": "Then", None: "*"}
+KINDS = {
+    "d": "a whole number",
+    "f": "a number",
+    "ti": "a date and time, like 2026-12-02 10:00:00",
+    "": "any text",
+}
+_PARSE_FIELD = re.compile(r"\{(\w+)(?::([^}]*))?\}")
+_REGEX_GROUP = re.compile(r"\(\?P<(\w+)>((?:[^()]|\([^()]*\))*)\)")
 
 
 @dataclass(frozen=True)
@@ -35,11 +44,32 @@ class StepDefinition:
     line: int
     summary: str
     example: str
+    parameters: tuple[tuple[str, str], ...] = ()
+    loosely_matches: Callable[[str], dict[str, str] | None] = lambda _: None
+    table_columns: tuple[str, ...] | None = None
+    json_docstring: bool = False
 
     @property
     def sentence(self) -> str:
         """The sentence as an author writes it, with its parameters in braces."""
         return f"{KEYWORD[self.kind]} {readable(self.pattern)}"
+
+    def wrong_kinds(self, step: StepSpec) -> list[tuple[str, str, str]]:
+        """Return (parameter, kind, value) for each parameter whose value is of the wrong kind.
+
+        Empty unless the step would match with every parameter taken as any text.
+        """
+        if not (self.kind is None or step.kind is None or self.kind == step.kind):
+            return []
+        values = self.loosely_matches(step.text)
+        if values is None:
+            return []
+        kinds = dict(self.parameters)
+        return [
+            (name, kinds[name], value)
+            for name, value in values.items()
+            if kinds.get(name, KINDS[""]) != KINDS[""]
+        ]
 
     def matches(self, step: StepSpec) -> bool:
         """Whether this definition runs ``step``."""
@@ -49,9 +79,32 @@ class StepDefinition:
 
 
 def readable(pattern: str) -> str:
-    """Show a regular-expression step the way parse patterns read: ``{limit}``, ``message(s)``."""
-    pattern = re.sub(r"\(\?P<(\w+)>[^)]*\)", r"{\1}", pattern)
+    """Show a step pattern as authors read it: ``{limit}``, ``message(s)``, no format codes."""
+    pattern = _REGEX_GROUP.sub(r"{\1}", pattern)
+    pattern = _PARSE_FIELD.sub(r"{\1}", pattern)
     return re.sub(r"(\w)\?", r"(\1)", pattern)
+
+
+def _parameters(parser: object) -> tuple[tuple[str, str], ...]:
+    """Name each parameter's kind, for the catalog and for mistakes of kind."""
+    if isinstance(parser, parsers.re):
+        return tuple(
+            (name, KINDS["d"] if body == r"\d+" else KINDS[""])
+            for name, body in _REGEX_GROUP.findall(parser.name)
+        )
+    name = getattr(parser, "name", "")
+    return tuple((field, KINDS.get(spec, KINDS[""])) for field, spec in _PARSE_FIELD.findall(name))
+
+
+def _loose_matcher(parser: object) -> Callable[[str], dict[str, str] | None]:
+    """Match a step with every parameter taken as any text, to tell a wrong kind from a typo."""
+    if isinstance(parser, parsers.re):
+        regex = re.compile(_REGEX_GROUP.sub(lambda m: f"(?P<{m[1]}>.+?)", parser.name))
+        return lambda text: found.groupdict() if (found := regex.fullmatch(text)) else None
+    if isinstance(parser, parsers.parse | parsers.cfparse):
+        loose = parsers.parse(_PARSE_FIELD.sub(lambda m: "{" + m[1] + "}", parser.name))
+        return lambda text: loose.parse_arguments(text) if loose.is_matching(text) else None
+    return lambda _: None
 
 
 def step_definitions(root: Path) -> list[StepDefinition]:
@@ -80,6 +133,10 @@ def step_definitions(root: Path) -> list[StepDefinition]:
                 line=inspect.getsourcelines(func)[1],
                 summary=lines[0] if lines else "",
                 example=next((line for line in lines if line.startswith(keywords)), ""),
+                parameters=_parameters(context.parser),
+                loosely_matches=_loose_matcher(context.parser),
+                table_columns=getattr(func, "table_columns", None),
+                json_docstring=getattr(func, "json_docstring", False),
             )
         )
     return sorted(definitions, key=lambda d: (d.module, d.line, d.sentence))
@@ -113,6 +170,10 @@ def render_text(definitions: list[StepDefinition], never_used: list[StepDefiniti
         for d in group:
             out.append(f"  {d.sentence}")
             out.append(f"      {d.summary}  ({d.path}:{d.line})")
+            if d.parameters:
+                out.append(f"      {_parameter_line(d)}")
+            if d.table_columns:
+                out.append(f"      with a table: {_table_header(d)}")
             if d.example and d.example != d.sentence:
                 out.append(f"      e.g. {d.example}")
         out.append("")
@@ -131,18 +192,40 @@ def render_markdown(definitions: list[StepDefinition], never_used: list[StepDefi
         "",
         "Every sentence a scenario can use, grouped by domain concept. Generated by",
         "`pytest --bdd-steps --bdd-steps-output docs/steps.md`: do not edit by hand.",
-        "Parameters are in braces: `{text}` is any text, `{count:d}` a whole number.",
+        "Parameters are in braces; each step says what kind of value each one takes.",
+        "",
+        "Every scenario starts with empty memory and talks in a fresh session of its",
+        'own (named "default"); `Given a new session "alice"` names it instead. A',
+        "scenario is Given steps (what happened before), then When steps (the event),",
+        "then Then steps (what is observed); no Given or When may follow a Then.",
         "",
     ]
     for module, group in _groups(definitions).items():
         out += [f"## {_module_summary(module)}", "", f"`{module}`", ""]
         for d in group:
             out.append(f"- **`{d.sentence}`** ({d.path}:{d.line})  ")
-            out.append(f"  {d.summary}" + (f"  \n  Example: `{d.example}`" if d.example else ""))
+            details = [d.summary]
+            if d.parameters:
+                details.append(_parameter_line(d))
+            if d.table_columns:
+                details.append(f"With a table: `{_table_header(d)}`")
+            if d.json_docstring:
+                details.append("With a doc string holding JSON.")
+            if d.example:
+                details.append(f"Example: `{d.example}`")
+            out.append("  " + "  \n  ".join(details))
         out.append("")
     if never_used:
         out += ["## Steps no scenario uses", ""] + [f"- `{d.sentence}`" for d in never_used] + [""]
     return "\n".join(out)
+
+
+def _parameter_line(d: StepDefinition) -> str:
+    return "Parameters: " + "; ".join(f"{{{name}}} is {kind}" for name, kind in d.parameters)
+
+
+def _table_header(d: StepDefinition) -> str:
+    return "| " + " | ".join(d.table_columns or ()) + " |"
 
 
 def catalog(

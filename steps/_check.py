@@ -7,14 +7,18 @@ run at once with the same message, instead of a traceback mid-run.
 
 Lint rules: duplicate scenario names in one feature (pytest-bdd would keep only
 one); features without scenarios and scenarios without steps; a Background
-with anything but Given steps; outline placeholders without an Examples
-column, and Examples columns no step uses; tags not registered as markers;
-steps no definition matches (with the closest sentences) or several match.
+with anything but Given steps; a Given or When after a Then; outline
+placeholders without an Examples column, and Examples columns no step uses;
+tags not registered as markers; steps no definition matches (with the closest
+sentences, or the kind of value a parameter takes) or several match; a data
+table whose header is not the one its step reads, or a missing table; a doc
+string that must be JSON and is not.
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -23,8 +27,8 @@ from typing import Any
 
 import pytest
 
-from ._catalog import StepDefinition, feature_roots, step_definitions
-from ._gherkin import FeatureSpec, feature_files, read_feature
+from ._catalog import KINDS, StepDefinition, feature_roots, step_definitions
+from ._gherkin import FeatureSpec, StepSpec, feature_files, read_feature
 
 BUILTIN_MARKERS = frozenset({"skip", "skipif", "xfail", "usefixtures", "filterwarnings"})
 _PLACEHOLDER = re.compile(r"<([^<>]+)>")
@@ -63,18 +67,14 @@ def check_feature(
 def _step_problems(feature: FeatureSpec, definitions: Sequence[StepDefinition]) -> list[Problem]:
     problems = []
     for scenario in feature.scenarios:
+        problems += _order_problems(feature.path, scenario.steps)
         for step in scenario.steps:
             matching = [d for d in definitions if d.matches(step)]
             if not matching:
-                problems.append(
-                    Problem(
-                        feature.path,
-                        step.line,
-                        f"{step.sentence()}: no step definition matches",
-                        _suggestions(step.text, step.kind, definitions),
-                    )
-                )
-            elif len(matching) > 1:
+                problems.append(_unmatched(feature.path, step, definitions))
+            elif len(matching) == 1:
+                problems += _argument_problems(feature.path, step, matching[0])
+            else:
                 where = [f"    {d.sentence}  ({d.path}:{d.line})" for d in matching]
                 problems.append(
                     Problem(
@@ -84,6 +84,91 @@ def _step_problems(feature: FeatureSpec, definitions: Sequence[StepDefinition]) 
                         tuple(where),
                     )
                 )
+    return problems
+
+
+def _unmatched(path: str, step: StepSpec, definitions: Sequence[StepDefinition]) -> Problem:
+    """Explain a step no definition matches: a value of the wrong kind, or the closest sentences."""
+    for definition in definitions:
+        for name, kind, value in definition.wrong_kinds(step):
+            if not _is_kind(value, kind):
+                return Problem(
+                    path,
+                    step.line,
+                    f'{step.sentence()}: {{{name}}} must be {kind}, not "{value}"',
+                    (f"    the sentence is: {definition.sentence}  ({definition.path}:"
+                     f"{definition.line})",),
+                )  # fmt: skip
+    return Problem(
+        path,
+        step.line,
+        f"{step.sentence()}: no step definition matches",
+        _suggestions(step.text, step.kind, definitions),
+    )
+
+
+def _is_kind(value: str, kind: str) -> bool:
+    if kind == KINDS["d"]:
+        return value.strip().isdigit()
+    if kind == KINDS["f"]:
+        return re.fullmatch(r"\s*-?\d+(\.\d+)?\s*", value) is not None
+    if kind == KINDS["ti"]:
+        return re.fullmatch(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d(:\d\d)?", value.strip()) is not None
+    return True
+
+
+def _argument_problems(path: str, step: StepSpec, definition: StepDefinition) -> list[Problem]:
+    """The data table and doc string a step carries, against what its definition reads."""
+    problems = []
+    columns = definition.table_columns
+    if columns is not None:
+        header = " | ".join(columns)
+        if step.datatable is None:
+            problems.append(
+                Problem(
+                    path,
+                    step.line,
+                    f"{step.sentence()}: needs a table with the header | {header} |",
+                )
+            )
+        elif tuple(step.datatable[0]) != columns:
+            found = " | ".join(step.datatable[0])
+            problems.append(
+                Problem(
+                    path,
+                    step.line,
+                    f"{step.sentence()}: the table's header is | {found} |,"
+                    f" but this step reads | {header} |",
+                )
+            )
+    if definition.json_docstring:
+        try:
+            json.loads(step.docstring or "")
+        except ValueError as exc:
+            problems.append(
+                Problem(path, step.line, f"{step.sentence()}: the doc string is not JSON ({exc})")
+            )
+    return problems
+
+
+def _order_problems(path: str, steps: Sequence[StepSpec]) -> list[Problem]:
+    """A Given or When after a Then: a scenario shows one event, then what is observed."""
+    problems = []
+    seen_then = False
+    for step in steps:
+        seen_then = seen_then or step.kind == "then"
+        if seen_then and step.kind in ("given", "when"):
+            problems.append(
+                Problem(
+                    path,
+                    step.line,
+                    f"{step.sentence()}: a {step.kind.capitalize()} step after a Then",
+                    (
+                        "    a scenario is Given (what happened before), When (one event), Then"
+                        " (what is observed): start a new scenario for the next event",
+                    ),
+                )
+            )
     return problems
 
 

@@ -5,16 +5,22 @@ This plugin makes each ``.feature`` file its own collector, so an author adds a
 scenario or a whole feature file without touching Python, and test ids name the
 feature file: ``features/history_limit.feature::test_<scenario name>``.
 
-Each file is checked first (see :mod:`steps._check`): an undefined step, a
-duplicate scenario name or any other lint problem fails its collection with
-``file:line: ...`` messages, before any scenario runs.
+Each file is checked first (see :mod:`steps._check`). A file with a problem
+(an undefined step, a duplicate scenario name, ...) is not run: each of its
+scenarios is reported as an error with the ``file:line: ...`` messages, and
+"undefined" in the living documentation, while every other file's scenarios
+run as usual. The run still exits nonzero.
 """
 
 from __future__ import annotations
 
 import functools
+import json
+import re
 import types
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pytest_bdd import scenarios
@@ -22,8 +28,11 @@ from pytest_bdd.scenario import scenario_wrapper_template_registry
 from pytest_bdd.utils import registry_get_safe
 
 from ._catalog import StepDefinition, step_definitions
-from ._check import check_feature, registered_markers
-from ._gherkin import read_feature
+from ._check import Problem, check_feature, registered_markers
+from ._gherkin import FeatureSpec, ScenarioSpec, read_feature
+
+SCENARIO_KEY = "living-doc-scenario"
+PROBLEMS_KEY = "living-doc-problems"
 
 FEATURE_SUFFIX = ".feature"
 
@@ -31,17 +40,40 @@ FEATURE_SUFFIX = ".feature"
 _DEFINITIONS = pytest.StashKey[list[StepDefinition]]()
 
 
+class BrokenScenario(pytest.Item):
+    """A scenario of a feature file with problems: reported as an error, never run."""
+
+    def __init__(self, *, problems: list[Problem], line: int, **kwargs: Any) -> None:
+        """Keep the file's problems, to report them when the scenario "runs"."""
+        super().__init__(**kwargs)
+        self.problems = problems
+        self.line = line
+
+    def setup(self) -> None:
+        """Stop with the feature file's problems, no traceback: an error, not a failed test."""
+        found = "\n".join(map(str, self.problems))
+        message = f"the feature file has problems; this scenario was not run:\n{found}"
+        pytest.fail(message, pytrace=False)
+
+    def runtest(self) -> None:
+        """Never reached: :meth:`setup` stops the scenario."""
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        """Point at the scenario's line in the feature file."""
+        return self.path, self.line - 1, self.name
+
+
 class FeatureModule(pytest.Module):
     """A ``.feature`` file, collected as a module whose tests are its scenarios."""
 
-    def _getobj(self) -> types.ModuleType:
+    def _feature(self) -> tuple[FeatureSpec, list[Problem]]:
         feature = read_feature(self.path, self.config.rootpath)
         if _DEFINITIONS not in self.config.stash:  # read once per run, not once per file
             self.config.stash[_DEFINITIONS] = step_definitions(self.config.rootpath)
         definitions = self.config.stash[_DEFINITIONS]
-        problems = check_feature(feature, definitions, registered_markers(self.config))
-        if problems:
-            raise self.CollectError("\n".join(map(str, problems)))
+        return feature, check_feature(feature, definitions, registered_markers(self.config))
+
+    def _getobj(self) -> types.ModuleType:
         module = types.ModuleType(f"feature:{self.path.stem}")
         module.__file__ = str(self.path)
         # scenarios() puts one test function per scenario into its caller's
@@ -54,6 +86,9 @@ class FeatureModule(pytest.Module):
 
     def collect(self) -> list[pytest.Item | pytest.Collector]:
         """Collect the scenarios, each reported at its line in the feature file."""
+        feature, problems = self._feature()
+        if problems:
+            return list(_broken(self, feature, problems))
         collected = list(super().collect())
         for node in collected:
             template = registry_get_safe(
@@ -64,6 +99,38 @@ class FeatureModule(pytest.Module):
                     _scenario_location, self.path, template.line_number, node.name
                 )
         return collected
+
+
+def _broken(
+    parent: FeatureModule, feature: FeatureSpec, problems: list[Problem]
+) -> Iterator[BrokenScenario]:
+    """One error item per scenario (per outline row) of a file with problems."""
+    if not feature.scenarios:
+        yield BrokenScenario.from_parent(parent, name="feature", problems=problems, line=1)
+        return
+    lines = {spec.key: _lines(spec) for spec in feature.scenarios}
+    anywhere = set().union(*lines.values())
+    for spec in feature.scenarios:
+        row = f"[{'-'.join(v for _, v in spec.example)}]" if spec.example else ""
+        name = f"test_{_slug(spec.name)}{row}"
+        own = [p for p in problems if p.line in lines[spec.key] or p.line not in anywhere]
+        item = BrokenScenario.from_parent(
+            parent, name=name, problems=own or problems, line=spec.line
+        )
+        label = {"path": feature.path, "line": spec.line, "example": list(spec.example)}
+        item.user_properties.append((SCENARIO_KEY, json.dumps(label)))
+        item.user_properties.append((PROBLEMS_KEY, "\n".join(map(str, item.problems))))
+        yield item
+
+
+def _lines(spec: ScenarioSpec) -> set[int]:
+    """The lines of the feature file that belong to one scenario (or outline row)."""
+    own = {spec.line, *(step.line for step in spec.steps)}
+    return own | ({spec.example_line} if spec.example_line else set())
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"\W+", "_", name.lower()).strip("_")
 
 
 def _scenario_location(path: Path, line_number: int, name: str) -> tuple[Path, int, str]:

@@ -28,9 +28,9 @@ from pytest_bdd.utils import registry_get_safe
 
 from ._backends import BACKEND_KEY
 from ._catalog import StepDefinition, feature_roots, step_definitions
+from ._collect import PROBLEMS_KEY, SCENARIO_KEY
 from ._gherkin import FeatureSpec, ScenarioSpec, feature_files, read_feature
 
-SCENARIO_KEY = "living-doc-scenario"
 STEPS_KEY = "living-doc-steps"
 STATUSES = ("passed", "failed", "skipped", "undefined", "not run")
 _STEPS = pytest.StashKey[list[dict[str, Any]]]()
@@ -72,7 +72,10 @@ class LivingDoc:
         if STEPS_KEY in props:
             for step in json.loads(str(props[STEPS_KEY])):
                 result.steps[step["line"]] = step
-        if report.skipped:
+        if PROBLEMS_KEY in props:
+            result.status = "undefined"
+            result.error = str(props[PROBLEMS_KEY])
+        elif report.skipped:
             result.status = "skipped"
             longrepr = report.longrepr
             result.reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)

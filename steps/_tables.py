@@ -2,10 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 MESSAGE_COLUMNS = ("role", "content")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def reads_table(*columns: str) -> Callable[[F], F]:
+    """Declare that a step reads a data table with this header, for the catalog and the check."""
+
+    def declare(step: F) -> F:
+        step.table_columns = columns  # type: ignore[attr-defined]
+        return step
+
+    return declare
+
+
+def reads_json(step: F) -> F:
+    """Declare that a step's doc string holds JSON, for the catalog and the check."""
+    step.json_docstring = True  # type: ignore[attr-defined]
+    return step
 
 
 def rows(datatable: Sequence[Sequence[str]], columns: Sequence[str]) -> list[dict[str, str]]:

@@ -23,7 +23,7 @@ from pytest_bdd import parsers, then
 
 from chat_memory import CorruptEntryError, MemoryService
 
-from ._tables import exchange, messages
+from ._tables import MESSAGE_COLUMNS, exchange, messages, reads_table
 
 
 @then("the context is empty")
@@ -54,6 +54,7 @@ def context_contains(memory: MemoryService, session_id: str, count: int) -> None
 
 
 @then("the context is:")
+@reads_table(*MESSAGE_COLUMNS)
 def context_is(memory: MemoryService, session_id: str, datatable: Sequence[Sequence[str]]) -> None:
     """The session holds exactly these messages, oldest first.
 
@@ -63,6 +64,7 @@ def context_is(memory: MemoryService, session_id: str, datatable: Sequence[Seque
 
 
 @then(parsers.parse('the context of session "{name}" is:'))
+@reads_table(*MESSAGE_COLUMNS)
 def context_of_session_is(
     memory: MemoryService, name: str, datatable: Sequence[Sequence[str]]
 ) -> None:

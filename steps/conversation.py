@@ -24,7 +24,7 @@ from pytest_bdd import given, parsers, then, when
 
 from chat_memory import ChatMemoryError, InvalidInputError, MemoryService, Message, ToolCall
 
-from ._tables import exchange, messages
+from ._tables import MESSAGE_COLUMNS, exchange, messages, reads_table
 
 
 class Attempt:
@@ -110,6 +110,7 @@ def assistant_replies(
 
 
 @given("the session remembers:")
+@reads_table(*MESSAGE_COLUMNS)
 def session_remembers(
     memory: MemoryService, session_id: str, sent: list[Message], datatable: list[list[str]]
 ) -> None:

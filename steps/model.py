@@ -33,7 +33,7 @@ from pytest_bdd import given, parsers, then, when
 from chat_memory import ChatModel, ChatService, MemoryService, TokenCounter
 from chat_memory.testing import FakeLLM, FakeLLMError, count_words
 
-from ._tables import messages
+from ._tables import MESSAGE_COLUMNS, messages, reads_json, reads_table
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -184,6 +184,7 @@ def user_of_session_asks(chat: ChatService, turn: Turn, name: str, text: str) ->
 
 
 @then("the model was prompted with:")
+@reads_table(*MESSAGE_COLUMNS)
 def model_was_prompted_with(fake_model: FakeLLM, datatable: Sequence[Sequence[str]]) -> None:
     """The last prompt was exactly these messages, in this order.
 
@@ -193,6 +194,7 @@ def model_was_prompted_with(fake_model: FakeLLM, datatable: Sequence[Sequence[st
 
 
 @then("the model was prompted with this JSON:")
+@reads_json
 def model_was_prompted_with_json(fake_model: FakeLLM, docstring: str) -> None:
     """The last prompt was exactly this chat-completions JSON (for tool calls).
 

@@ -6,6 +6,8 @@ Usage::
     Given sessions expire after 30 minutes of inactivity
     Given a new session "alice"
 
+Every scenario starts with empty memory and talks in a fresh session of its
+own, named "default", unless ``Given a new session "<name>"`` names one.
 Settings come before the first message of a scenario: the memory is built,
 with them, the first time a step uses it.
 """
@@ -70,10 +72,14 @@ def memory(
         client.close()
 
 
+DEFAULT_SESSION = "default"
+"""The session a scenario talks in when it names none: fresh in every scenario."""
+
+
 @pytest.fixture
 def session_id() -> str:
-    """The session the scenario talks in; a scenario must name it first."""
-    raise AssertionError('start the scenario with: Given a new session "<name>"')
+    """The session the scenario talks in: "default", or the one ``Given a new session`` names."""
+    return DEFAULT_SESSION
 
 
 @given(parsers.parse('a new session "{name}"'), target_fixture="session_id")
