@@ -16,6 +16,7 @@ own and deletes only its own keys afterwards (never FLUSHDB).
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -101,8 +102,17 @@ def _given_url(config: pytest.Config) -> str | None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Decide the backend once, before the header is printed."""
+    """Decide the backend once, before the header is printed; refuse one that cannot work."""
     url = _given_url(config)
+    starts_servers = config.getoption("--redis-server") or (
+        config.getoption("--redis-cluster") and not url
+    )
+    if starts_servers and shutil.which("redis-server") is None:
+        raise pytest.UsageError(
+            "--redis-server and --redis-cluster start throwaway servers, but redis-server is"
+            " not installed (Debian: apt-get install redis-server); or point at a running"
+            " server with --redis-url"
+        )
     if config.getoption("--redis-cluster"):
         config.stash[BACKEND_KEY] = Backend("cluster", url, started_here=url is None)
     elif config.getoption("--redis-server"):
@@ -113,6 +123,24 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[BACKEND_KEY] = Backend("redis", url)
     else:
         config.stash[BACKEND_KEY] = Backend("fakeredis")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Reach a given server once, before any scenario: an unreachable one stops the run."""
+    backend = session.config.stash[BACKEND_KEY]
+    if not backend.shared or backend.started_here or hasattr(session.config, "workerinput"):
+        return
+    client = backend.connect(socket_connect_timeout=2, socket_timeout=2, retry=None)
+    try:
+        client.ping()
+    except (redis.RedisError, redis.exceptions.RedisClusterException) as exc:
+        raise pytest.UsageError(
+            f"cannot reach the Redis backend {backend.describe()}: {exc}\n"
+            "start that server, fix --redis-url (or TEST_REDIS_URL), or drop it to run on"
+            " fakeredis"
+        ) from exc
+    finally:
+        client.close()
 
 
 def pytest_report_header(config: pytest.Config) -> str:

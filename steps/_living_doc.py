@@ -34,7 +34,6 @@ from ._gherkin import FeatureSpec, ScenarioSpec, feature_files, read_feature
 STEPS_KEY = "living-doc-steps"
 STATUSES = ("passed", "failed", "skipped", "undefined", "not run")
 _STEPS = pytest.StashKey[list[dict[str, Any]]]()
-_MAX_ERROR = 4000
 
 Key = tuple[str, int, tuple[tuple[str, str], ...]]
 
@@ -81,7 +80,7 @@ class LivingDoc:
             result.reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
         elif report.failed:
             result.status = "failed"
-            result.error = result.error or _short(report.longreprtext)
+            result.error = result.error or _failure_text(report)
         elif report.when == "call" and result.status == "not run":
             result.status = "passed"
 
@@ -95,8 +94,11 @@ class LivingDoc:
             )
 
 
-def _short(text: str) -> str:
-    return text if len(text) <= _MAX_ERROR else text[:_MAX_ERROR] + "\n…"
+def _failure_text(report: pytest.TestReport) -> str:
+    """The failure's own message, whole (the exception line pytest shows after ``E``)."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    message = getattr(crash, "message", None)
+    return str(message) if message else report.longreprtext
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -136,7 +138,7 @@ def _record(
     if request.config.getoption("--living-doc"):
         entry: dict[str, Any] = {"line": step.line_number, "status": status}
         if error is not None:
-            entry["error"] = _short(error)
+            entry["error"] = error
         request.node.stash.setdefault(_STEPS, []).append(entry)
 
 

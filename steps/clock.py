@@ -50,7 +50,8 @@ class ScenarioClock:
             if at is not None:
                 raise AssertionError("the time must be set before anything else uses the clock")
             return
-        self._freezer = freeze_time(at or datetime.now(UTC), tick=False)
+        # pytest's own timing (--durations, junitxml) must keep the real clock.
+        self._freezer = freeze_time(at or datetime.now(UTC), tick=False, ignore=["_pytest.timing"])
         self._frozen = self._freezer.start()
 
     def advance(self, elapsed: timedelta) -> None:

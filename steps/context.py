@@ -23,6 +23,7 @@ from pytest_bdd import parsers, then
 
 from chat_memory import CorruptEntryError, MemoryService
 
+from ._compare import expect_count, expect_messages
 from ._tables import MESSAGE_COLUMNS, exchange, messages, reads_table
 
 
@@ -32,7 +33,7 @@ def context_is_empty(memory: MemoryService, session_id: str) -> None:
 
     Then the context is empty
     """
-    assert memory.get_context(session_id) == []
+    expect_messages(_the_context(session_id), memory.get_context(session_id), [])
 
 
 @then(parsers.parse('the context of session "{name}" is empty'))
@@ -41,7 +42,7 @@ def context_of_session_is_empty(memory: MemoryService, name: str) -> None:
 
     Then the context of session "bob" is empty
     """
-    assert memory.get_context(name) == []
+    expect_messages(_the_context(name), memory.get_context(name), [])
 
 
 @then(parsers.re(r"the context contains (?P<count>\d+) messages?"), converters={"count": int})
@@ -50,7 +51,7 @@ def context_contains(memory: MemoryService, session_id: str, count: int) -> None
 
     Then the context contains 3 messages
     """
-    assert len(memory.get_context(session_id)) == count
+    expect_count(_the_context(session_id), memory.get_context(session_id), count)
 
 
 @then("the context is:")
@@ -60,7 +61,7 @@ def context_is(memory: MemoryService, session_id: str, datatable: Sequence[Seque
 
     Then the context is:
     """
-    assert memory.get_context(session_id) == messages(datatable)
+    expect_messages(_the_context(session_id), memory.get_context(session_id), messages(datatable))
 
 
 @then(parsers.parse('the context of session "{name}" is:'))
@@ -72,7 +73,7 @@ def context_of_session_is(
 
     Then the context of session "alice" is:
     """
-    assert memory.get_context(name) == messages(datatable)
+    expect_messages(_the_context(name), memory.get_context(name), messages(datatable))
 
 
 @then(parsers.parse("the context is messages {first:d} to {last:d} of the exchange"))
@@ -83,7 +84,8 @@ def context_is_exchange_slice(
 
     Then the context is messages 41 to 50 of the exchange
     """
-    assert memory.get_context(session_id) == exchange(last)[first - 1 :]
+    expected = exchange(last)[first - 1 :]
+    expect_messages(_the_context(session_id), memory.get_context(session_id), expected)
 
 
 @then("the context holds that document, character for character")
@@ -92,7 +94,8 @@ def context_holds_document(memory: MemoryService, session_id: str, document: str
 
     Then the context holds that document, character for character
     """
-    assert memory.get_context(session_id) == [{"role": "user", "content": document}]
+    expected = [{"role": "user", "content": document}]
+    expect_messages(_the_context(session_id), memory.get_context(session_id), expected)
 
 
 @then(parsers.parse("loading the context fails, naming entry {number:d} as corrupt"))
@@ -104,3 +107,7 @@ def context_fails_on_corrupt_entry(memory: MemoryService, session_id: str, numbe
     with pytest.raises(CorruptEntryError) as failure:
         memory.get_context(session_id)
     assert (failure.value.session_id, failure.value.position + 1) == (session_id, number)
+
+
+def _the_context(session_id: str) -> str:
+    return f'the context of session "{session_id}"'

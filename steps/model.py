@@ -33,6 +33,7 @@ from pytest_bdd import given, parsers, then, when
 from chat_memory import ChatModel, ChatService, MemoryService, TokenCounter
 from chat_memory.testing import FakeLLM, FakeLLMError, count_words
 
+from ._compare import expect_messages, expect_text, table
 from ._tables import MESSAGE_COLUMNS, messages, reads_json, reads_table
 
 
@@ -190,7 +191,7 @@ def model_was_prompted_with(fake_model: FakeLLM, datatable: Sequence[Sequence[st
 
     Then the model was prompted with:
     """
-    assert fake_model.last_prompt == messages(datatable)
+    expect_messages("the last prompt", fake_model.last_prompt, messages(datatable))
 
 
 @then("the model was prompted with this JSON:")
@@ -200,7 +201,7 @@ def model_was_prompted_with_json(fake_model: FakeLLM, docstring: str) -> None:
 
     Then the model was prompted with this JSON:
     """
-    assert fake_model.last_prompt == json.loads(docstring)
+    expect_text("the last prompt", fake_model.last_prompt, json.loads(docstring))
 
 
 @then(parsers.parse('the last prompt mentions "{text}"'))
@@ -209,7 +210,9 @@ def last_prompt_mentions(fake_model: FakeLLM, text: str) -> None:
 
     Then the last prompt mentions "Ada"
     """
-    assert any(text in (m["content"] or "") for m in fake_model.last_prompt), fake_model.last_prompt
+    prompt = fake_model.last_prompt
+    if not any(text in (m["content"] or "") for m in prompt):
+        raise AssertionError(f'the last prompt does not mention "{text}":\n{table(prompt)}')
 
 
 @then(parsers.parse('the last prompt does not mention "{text}"'))
@@ -218,9 +221,9 @@ def last_prompt_does_not_mention(fake_model: FakeLLM, text: str) -> None:
 
     Then the last prompt does not mention "Bob"
     """
-    assert not any(text in (m["content"] or "") for m in fake_model.last_prompt), (
-        fake_model.last_prompt
-    )
+    prompt = fake_model.last_prompt
+    if any(text in (m["content"] or "") for m in prompt):
+        raise AssertionError(f'the last prompt mentions "{text}":\n{table(prompt)}')
 
 
 @then(parsers.parse('the answer mentions "{text}"'))
@@ -229,9 +232,9 @@ def answer_mentions(turn: Turn, text: str) -> None:
 
     Then the answer mentions "Ada"
     """
-    assert turn.error is None
-    assert turn.answer is not None
-    assert text.casefold() in turn.answer.casefold(), turn.answer
+    assert turn.error is None, f"the turn failed: {turn.error!r}"
+    assert turn.answer is not None, "no turn was run"
+    assert text.casefold() in turn.answer.casefold(), f'the answer "{turn.answer}" lacks "{text}"'
 
 
 @then("the turn fails with the model's own error")
