@@ -75,7 +75,7 @@ def chat_settings() -> ChatSettings:
 def model(request: pytest.FixtureRequest) -> ChatModel:
     """The model the chat turn prompts: a recording fake, or a real one for @llm_smoke."""
     if request.node.get_closest_marker("llm_smoke") is None:
-        return FakeLLM()
+        return FakeLLM(echo=True)
     from openai import OpenAI
 
     from chat_memory.openai_model import OpenAIChatModel

@@ -7,6 +7,10 @@
     chat.reply("alice", "I am Ada")      # "Hello Ada!"
     model.prompts[-1]                    # the exact messages the model saw
     model.fail_next()                    # the next call raises FakeLLMError
+    chat.reply("alice", "Again?")        # FakeLLMExhausted: no scripted reply left
+
+An echo of the last user message is there only when asked for:
+``FakeLLM(echo=True)`` answers ``"echo: <text>"`` whenever no scripted reply is left.
 """
 
 from __future__ import annotations
@@ -18,22 +22,29 @@ from typing import Any
 
 from ._message import Message
 
-__all__ = ["FakeLLM", "FakeLLMError", "count_words"]
+__all__ = ["FakeLLM", "FakeLLMError", "FakeLLMExhausted", "count_words"]
 
 
 class FakeLLMError(Exception):
     """The failure a :class:`FakeLLM` was told to raise."""
 
 
-class FakeLLM:
-    """A chat model for tests: scripted replies (or an echo), every prompt recorded.
+class FakeLLMExhausted(AssertionError):
+    """A :class:`FakeLLM` without ``echo`` ran out of scripted replies: a mistake in a test."""
 
-    Without a scripted reply it answers ``"echo: <last user message>"``.
+
+class FakeLLM:
+    """A chat model for tests: scripted replies, every prompt recorded.
+
+    A call with no scripted reply left raises :class:`FakeLLMExhausted`, unless
+    the model was built with ``echo=True``: it then answers
+    ``"echo: <last user message>"``.
     """
 
-    def __init__(self, replies: Iterable[str | Message] = ()) -> None:
+    def __init__(self, replies: Iterable[str | Message] = (), *, echo: bool = False) -> None:
         """Start with ``replies`` queued, oldest first (text, or an assistant Message)."""
         self._replies: deque[str | Message] = deque(replies)
+        self._echo = echo
         self._failures: deque[Exception] = deque()
         self.prompts: list[list[dict[str, Any]]] = []
 
@@ -59,6 +70,11 @@ class FakeLLM:
             raise self._failures.popleft()
         if self._replies:
             return self._replies.popleft()
+        if not self._echo:
+            raise FakeLLMExhausted(
+                f"FakeLLM has no scripted reply left for call {len(self.prompts)}: script more"
+                " with will_reply(...), or build it with FakeLLM(echo=True) to echo the user"
+            )
         last_user = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
         return f"echo: {last_user}"
 

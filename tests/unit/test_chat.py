@@ -15,7 +15,7 @@ from chat_memory import (
     approximate_tokens,
 )
 from chat_memory._budget import fit_to_budget
-from chat_memory.testing import FakeLLM, FakeLLMError, count_words
+from chat_memory.testing import FakeLLM, FakeLLMError, FakeLLMExhausted, count_words
 
 
 @pytest.fixture
@@ -68,8 +68,17 @@ def test_invalid_user_text_is_refused_before_the_model_is_called(memory: MemoryS
     assert model.prompts == []
 
 
-def test_the_fake_model_echoes_without_a_script_and_is_a_chat_model() -> None:
-    model = FakeLLM()
+def test_the_fake_model_fails_loudly_when_its_script_runs_out() -> None:
+    model = FakeLLM(replies=["one"])
+    assert model.complete([{"role": "user", "content": "hi"}]) == "one"
+    with pytest.raises(FakeLLMExhausted, match="no scripted reply left"):
+        model.complete([{"role": "user", "content": "hi"}])
+    with pytest.raises(FakeLLMExhausted):
+        FakeLLM().complete([{"role": "user", "content": "hi"}])
+
+
+def test_the_fake_model_echoes_only_when_asked_and_is_a_chat_model() -> None:
+    model = FakeLLM(echo=True)
     assert isinstance(model, ChatModel)
     assert model.complete([{"role": "user", "content": "hi"}]) == "echo: hi"
     model.fail_next()
@@ -81,7 +90,7 @@ def test_the_fake_model_echoes_without_a_script_and_is_a_chat_model() -> None:
 
 def test_the_budget_keeps_the_system_prompt_and_the_newest_history(memory: MemoryService) -> None:
     memory.add_messages("s", [{"role": "user", "content": w} for w in ["a b c", "d e", "f g h"]])
-    model = FakeLLM()
+    model = FakeLLM(echo=True)
     chat = ChatService(
         memory, model, system_prompt="sys", max_prompt_tokens=6, token_counter=count_words
     )
