@@ -85,6 +85,13 @@ def readable(pattern: str) -> str:
     return re.sub(r"(\w)\?", r"(\1)", pattern)
 
 
+def _example(lines: list[str], kind: str | None) -> str:
+    """The docstring's example for this kind of step (a Given's, not the When's of its twin)."""
+    examples = [line for line in lines if line.startswith(("Given ", "When ", "Then "))]
+    own = [line for line in examples if line.startswith(KEYWORD[kind] + " ")]
+    return (own or examples or [""])[0]
+
+
 def _parameters(parser: object) -> tuple[tuple[str, str], ...]:
     """Name each parameter's kind, for the catalog and for mistakes of kind."""
     if isinstance(parser, parsers.re):
@@ -121,7 +128,6 @@ def step_definitions(root: Path) -> list[StepDefinition]:
             path = str(source)
         doc = inspect.getdoc(func) or ""
         lines = [line.strip() for line in doc.splitlines() if line.strip()]
-        keywords = ("Given ", "When ", "Then ", "And ", "But ")
         definitions.append(
             StepDefinition(
                 kind=context.type,
@@ -132,7 +138,7 @@ def step_definitions(root: Path) -> list[StepDefinition]:
                 path=path,
                 line=inspect.getsourcelines(func)[1],
                 summary=lines[0] if lines else "",
-                example=next((line for line in lines if line.startswith(keywords)), ""),
+                example=_example(lines, context.type),
                 parameters=_parameters(context.parser),
                 loosely_matches=_loose_matcher(context.parser),
                 table_columns=getattr(func, "table_columns", None),

@@ -92,6 +92,7 @@ def the_time_is(clock: ScenarioClock, moment: datetime) -> None:
 def minutes_pass(clock: ScenarioClock, minutes: int) -> None:
     """Let time pass with nobody talking.
 
+    Given 20 minutes passed
     When 31 minutes pass
     """
     clock.advance(timedelta(minutes=minutes))

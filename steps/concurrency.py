@@ -1,4 +1,4 @@
-"""Steps about many writers at once, as production app workers are.
+"""Steps about many writers at once, the way production app workers write.
 
 Usage::
 

@@ -69,6 +69,7 @@ def _say(memory: MemoryService, session_id: str, sent: list[Message], role: Any,
 def user_says(memory: MemoryService, session_id: str, sent: list[Message], text: str) -> None:
     """The user sends one message in the current session.
 
+    Given the user said "我叫张三"
     When the user says "我叫张三"
     """
     _say(memory, session_id, sent, "user", text)
@@ -81,6 +82,7 @@ def user_says_with_id(
 ) -> None:
     """The user sends one message under an id the app chose (used to recognise retries).
 
+    Given the user sent message "m-1" saying "hello"
     When the user sends message "m-1" saying "hello"
     """
     sent.append(memory.add_message(session_id, "user", text, message_id=message_id))
@@ -104,6 +106,7 @@ def assistant_replies(
 ) -> None:
     """The assistant answers in the current session.
 
+    Given the assistant replied "你好张三，有什么事？"
     When the assistant replies "你好张三，有什么事？"
     """
     _say(memory, session_id, sent, "assistant", text)
@@ -125,11 +128,14 @@ def session_remembers(
 def assistant_called_tool(
     memory: MemoryService, session_id: str, sent: list[Message], name: str, arguments: str
 ) -> None:
-    """The assistant asked for a tool call (ids are numbered per scenario: call-1, ...).
+    """The assistant asked for a tool call; calls are numbered in the scenario: call-1, call-2, ...
+
+    The arguments are the JSON text the model produced, kept verbatim.
 
     Given the assistant called the tool "weather" with the arguments {"city": "Paris"}
     """
-    call = ToolCall(id=f"call-{len(sent) + 1}", name=name, arguments=arguments)
+    number = 1 + sum(len(m.tool_calls) for m in sent)
+    call = ToolCall(id=f"call-{number}", name=name, arguments=arguments)
     sent.append(memory.add_message(session_id, "assistant", None, tool_calls=[call]))
 
 
@@ -138,6 +144,9 @@ def tool_answered(
     memory: MemoryService, session_id: str, sent: list[Message], name: str, text: str
 ) -> None:
     """The tool's result for the assistant's latest call of that tool.
+
+    It is stored as a tool message with that call's id (`tool_call_id`) and the
+    tool's name (`name`), and reaches prompts with both.
 
     Given the tool "weather" answered "18°C and sunny"
     """
@@ -178,6 +187,7 @@ def exchange_messages(
 ) -> None:
     """The user and the assistant take turns, one write per message ("message 1", ...).
 
+    Given the user and the assistant exchanged 50 messages
     When the user and the assistant exchange 50 messages
     """
     for message in exchange(count):

@@ -148,6 +148,7 @@ def server_dropped_connections(fault_server: ThrowawayServer) -> None:
 def user_tries_to_say(memory: MemoryService, session_id: str, attempt: Attempt, text: str) -> None:
     """The user sends a message that may fail; the failure is kept for a Then step.
 
+    Given the user tried to say "are you there?"
     When the user tries to say "are you there?"
     """
     attempt.make(lambda: memory.add_message(session_id, "user", text))

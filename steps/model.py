@@ -165,6 +165,7 @@ def model_will_fail(fake_model: FakeLLM) -> Exception:
 def user_asks(chat: ChatService, session_id: str, turn: Turn, text: str) -> None:
     """One whole chat turn: the user's message, the model's reply, both remembered.
 
+    Given the user asked "My name is Ada."
     When the user asks "What is my name?"
     """
     turn.answer, turn.error = None, None
@@ -179,6 +180,7 @@ def user_asks(chat: ChatService, session_id: str, turn: Turn, text: str) -> None
 def user_of_session_asks(chat: ChatService, turn: Turn, name: str, text: str) -> None:
     """One whole chat turn in the named session (for users talking in turns).
 
+    Given the user of session "alice" asked "I am Ada."
     When the user of session "alice" asks "Who am I?"
     """
     turn.answer, turn.error = chat.reply(name, text), None
@@ -224,6 +226,18 @@ def last_prompt_does_not_mention(fake_model: FakeLLM, text: str) -> None:
     prompt = fake_model.last_prompt
     if any(text in (m["content"] or "") for m in prompt):
         raise AssertionError(f'the last prompt mentions "{text}":\n{table(prompt)}')
+
+
+@then(parsers.parse('the assistant answers "{text}"'))
+def assistant_answers(turn: Turn, text: str) -> None:
+    """The turn's answer is exactly this text (the fake model's scripted reply, or its echo).
+
+    Then the assistant answers "Nice to meet you, Ada."
+    """
+    assert turn.error is None, f"the turn failed: {turn.error!r}"
+    assert turn.answer is not None, "no turn was run"
+    if turn.answer != text:
+        raise AssertionError(f'the assistant answered "{turn.answer}", expected "{text}"')
 
 
 @then(parsers.parse('the answer mentions "{text}"'))

@@ -20,7 +20,8 @@ Feature: The model sees the remembered session
       Given a new session "ada"
       And the model will reply "Nice to meet you, Ada."
       When the user asks "My name is Ada."
-      Then the context is:
+      Then the assistant answers "Nice to meet you, Ada."
+      And the context is:
         | role      | content                |
         | user      | My name is Ada.        |
         | assistant | Nice to meet you, Ada. |

@@ -16,9 +16,9 @@ Feature: Tool calls
         [
           {"role": "user", "content": "What's the weather in Paris?"},
           {"role": "assistant", "content": null, "tool_calls": [
-            {"id": "call-2", "type": "function",
+            {"id": "call-1", "type": "function",
              "function": {"name": "weather", "arguments": "{\"city\": \"Paris\"}"}}]},
-          {"role": "tool", "content": "18°C and sunny", "tool_call_id": "call-2", "name": "weather"},
+          {"role": "tool", "content": "18°C and sunny", "tool_call_id": "call-1", "name": "weather"},
           {"role": "user", "content": "Should I take an umbrella?"}
         ]
         """

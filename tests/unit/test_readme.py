@@ -17,3 +17,21 @@ def test_the_readme_error_tree_names_every_error_in_the_library() -> None:
     tree = README[README.index("ChatMemoryError\n├") :].split("```")[0]
     drawn = set(re.findall(r"\b([A-Z]\w+Error)\b", tree))
     assert drawn - {"ValueError"} == set(exceptions.__all__)
+
+
+def test_every_sentence_in_the_readme_step_table_exists() -> None:
+    from steps._catalog import step_definitions
+    from steps._gherkin import KINDS, StepSpec
+
+    table = README[README.index("| step | meaning |") :].split("\n\n")[0]
+    sentences = re.findall(r"`((?:Given|When|Then) [^`]+)`", table)
+    assert len(sentences) > 40
+    definitions = step_definitions(Path(__file__).resolve().parents[2])
+    by_keyword = {word.capitalize(): kind for kind in KINDS.values() for word in [kind]}
+    missing = []
+    for sentence in sentences:
+        keyword, text = sentence.split(" ", 1)
+        step = StepSpec(keyword, by_keyword[keyword], text, 1)
+        if not any(d.matches(step) for d in definitions):
+            missing.append(sentence)
+    assert missing == []
