@@ -47,6 +47,8 @@ class ScenarioSpec:
     steps: tuple[StepSpec, ...]
     example: tuple[tuple[str, str], ...] = ()
     example_line: int | None = None
+    outline_name: str = ""
+    outline_steps: tuple[StepSpec, ...] = ()
 
     @property
     def key(self) -> tuple[int, tuple[tuple[str, str], ...]]:
@@ -169,6 +171,23 @@ def _scenario(
         steps=tuple(steps),
         example=example,
         example_line=example_line,
+        outline_name=scenario["name"] if example else "",
+        outline_steps=tuple(_template_step(s) for s in scenario["steps"]) if example else (),
+    )
+
+
+def _template_step(step: dict[str, Any]) -> StepSpec:
+    """An outline's step as written, placeholders and all."""
+    table = step.get("dataTable")
+    return StepSpec(
+        keyword=step["keyword"],
+        kind=None,
+        text=step["text"],
+        line=step["location"]["line"],
+        datatable=tuple(tuple(c["value"] for c in r["cells"]) for r in table["rows"])
+        if table
+        else None,
+        docstring=step["docString"]["content"] if "docString" in step else None,
     )
 
 

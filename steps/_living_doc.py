@@ -13,6 +13,7 @@ carries from its workers, so ``-n auto`` works.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -175,11 +176,23 @@ def build(config: pytest.Config, collector: LivingDoc) -> dict[str, Any]:
     folders: dict[str, list[dict[str, Any]]] = {}
     totals: Counter[str] = Counter()
     tags: set[str] = set()
+    attention: list[dict[str, Any]] = []
     for feature in features:
         data = _feature(feature, collector.results, definitions)
         totals.update(data["counts"])
         tags.update(data["all_tags"])
         folders.setdefault(feature.folder, []).append(data)
+        attention += [
+            {
+                **scenario,
+                "feature": data["name"],
+                "path": data["path"],
+                "first_error": _first_error(scenario),
+            }
+            for rule in data["rules"]
+            for scenario in rule["scenarios"]
+            if not scenario["outline"] and scenario["status"] in ("failed", "undefined")
+        ]
     backend = config.stash[BACKEND_KEY].describe() if BACKEND_KEY in config.stash else "unknown"
     return {
         "title": "chat-memory: living documentation",
@@ -191,6 +204,7 @@ def build(config: pytest.Config, collector: LivingDoc) -> dict[str, Any]:
         "scenario_count": sum(totals.values()),
         "tags": sorted(tags),
         "statuses": STATUSES,
+        "attention": attention,
     }
 
 
@@ -200,11 +214,23 @@ def _feature(
     rules: dict[str | None, list[dict[str, Any]]] = {}
     counts: Counter[str] = Counter()
     all_tags: set[str] = set(feature.tags)
+    outlines: dict[int, dict[str, Any]] = {}
     for spec in feature.scenarios:
         result = results.get((feature.path, spec.line, spec.example), ScenarioResult())
-        scenario = _scenario(spec, result, definitions)
+        scenario = _scenario(spec, result, definitions, _anchor(feature.path, spec))
         counts[scenario["status"]] += 1
         all_tags.update(spec.tags)
+        if spec.example:
+            if spec.line not in outlines:
+                outlines[spec.line] = _outline(spec)
+                rules.setdefault(spec.rule, []).append(outlines[spec.line])
+            outlines[spec.line]["rows"].append(
+                {
+                    "values": [visible(value) for _, value in spec.example],
+                    "status": scenario["status"],
+                    "anchor": scenario["anchor"],
+                }
+            )
         rules.setdefault(spec.rule, []).append(scenario)
     descriptions = dict(feature.rules)
     return {
@@ -226,8 +252,63 @@ def _feature(
     }
 
 
+_INVISIBLE = str.maketrans(
+    {"\n": "↵", "\t": "⇥", "\r": "␍", "\u00a0": "⍽", "\u200b": "␣", "\u200d": "␣", "\ufeff": "␣"}
+)
+
+
+def _first_error(scenario: dict[str, Any]) -> str:
+    """The first line that says what went wrong, for the summary."""
+    errors = [s["error"] for s in scenario["steps"] if s.get("error")] + [scenario["error"]]
+    text = next((e for e in errors if e), "")
+    lines = [line for line in text.splitlines() if line.strip()]
+    return (
+        lines[1]
+        if lines and "has problems" in lines[0] and len(lines) > 1
+        else (lines[0] if lines else "")
+    )
+
+
+def visible(text: str) -> str:
+    """Show characters a reader could not see (line breaks, tabs, no-break spaces) as symbols."""
+    return text.translate(_INVISIBLE)
+
+
+def _anchor(path: str, spec: ScenarioSpec) -> str:
+    row = f"-{spec.example_line}" if spec.example_line else ""
+    return "s-" + re.sub(r"[^A-Za-z0-9]+", "-", path).strip("-") + f"-{spec.line}{row}"
+
+
+def _outline(spec: ScenarioSpec) -> dict[str, Any]:
+    """A Scenario Outline as written: its steps with placeholders, and its Examples with results."""
+    return {
+        "outline": True,
+        "name": visible(spec.outline_name),
+        "line": spec.line,
+        "tags": spec.tags,
+        "status": "outline",
+        "steps": [
+            {
+                "keyword": step.keyword.strip(),
+                "text": visible(step.text),
+                "datatable": _visible_table(step.datatable),
+                "docstring": step.docstring,
+            }
+            for step in spec.outline_steps
+        ],
+        "columns": [visible(name) for name, _ in spec.example],
+        "rows": [],
+    }
+
+
+def _visible_table(
+    table: tuple[tuple[str, ...], ...] | None,
+) -> list[list[str]] | None:
+    return [[visible(cell) for cell in row] for row in table] if table else None
+
+
 def _scenario(
-    spec: ScenarioSpec, result: ScenarioResult, definitions: list[StepDefinition]
+    spec: ScenarioSpec, result: ScenarioResult, definitions: list[StepDefinition], anchor: str
 ) -> dict[str, Any]:
     steps = []
     failed_step = False
@@ -245,9 +326,9 @@ def _scenario(
         steps.append(
             {
                 "keyword": step.keyword.strip(),
-                "text": step.text,
+                "text": visible(step.text),
                 "status": status,
-                "datatable": step.datatable,
+                "datatable": _visible_table(step.datatable),
                 "docstring": step.docstring,
                 "error": recorded.get("error") if recorded else None,
             }
@@ -256,7 +337,9 @@ def _scenario(
     if any(s["status"] == "undefined" for s in steps) and status != "failed":
         status = "undefined"
     return {
-        "name": spec.name,
+        "outline": False,
+        "name": visible(spec.name),
+        "anchor": anchor,
         "line": spec.line,
         "tags": spec.tags,
         "status": status,

@@ -88,6 +88,15 @@ Feature: Apple basket
         | 5     | 1     | 4    |
         | 2     | 2     | 0    |
 
+    Scenario Outline: A note <note> is shown as written
+      Given a basket with 1 apples
+      Then the basket holds 1 apples
+
+      Examples:
+        | note        |
+        | line\\nbreak |
+        | tab\there    |
+
     Scenario: A weighing shows its table
       Given a basket with 1 apples
       When the basket is weighed:
@@ -120,10 +129,10 @@ def living_doc(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_markdown_holds_every_scenario_with_its_status(living_doc: Path) -> None:
     md = (living_doc / "living-doc.md").read_text(encoding="utf-8")
     assert (
-        "**7 scenarios:** ✅ 4 passed · ❌ 1 failed · ⏭️ 1 skipped · ❓ 0 undefined · ⚪ 1 not run"
+        "**9 scenarios:** ✅ 6 passed · ❌ 1 failed · ⏭️ 1 skipped · ❓ 0 undefined · ⚪ 1 not run"
         in md
     )
-    assert "| Apple basket | `features/apples.feature` | 4 | 1 | 1 | 0 | 1 |" in md
+    assert "| Apple basket | `features/apples.feature` | 6 | 1 | 1 | 0 | 1 |" in md
     assert "Apples are counted <exactly>, so nobody goes hungry." in md
     assert "✅ **Eating two of three apples leaves one** (passed) `@fruit` `@smoke`" in md
     assert "❌ **A miscount is caught** (failed)" in md
@@ -133,6 +142,33 @@ def test_the_markdown_holds_every_scenario_with_its_status(living_doc: Path) -> 
     assert "- ❌ **Then** the basket holds 5 apples" in md
     assert "AssertionError: the basket holds 2 apples" in md
     assert "  | fruit | grams |\n  | --- | --- |\n  | apple | 180 |" in md
+
+
+def test_the_markdown_opens_with_what_needs_attention(living_doc: Path) -> None:
+    md = (living_doc / "living-doc.md").read_text(encoding="utf-8")
+    summary = md[md.index("## Needs attention") : md.index("| Feature | File |")]
+    assert "- ❌ [A miscount is caught](#s-features-apples-feature-" in summary
+    assert "AssertionError: the basket holds 2 apples" in summary
+    assert "Eating two of three" not in summary
+
+
+def test_an_outline_shows_its_examples_each_row_linked_to_its_result(living_doc: Path) -> None:
+    md = (living_doc / "living-doc.md").read_text(encoding="utf-8")
+    assert "**Scenario Outline: Eating <eaten> of <start> leaves <left>**" in md
+    assert "- **Given** a basket with <start> apples" in md
+    assert "| start | eaten | left | result |" in md
+    row = md[md.index("| 5 | 1 | 4 | [✅ passed](#") :].split("\n")[0]
+    anchor = row.split("](#")[1].rstrip(") |")
+    assert f'<a id="{anchor}"></a>✅ **Eating 1 of 5 leaves 4** (passed)' in md
+
+
+def test_invisible_characters_and_skip_reasons_are_shown(living_doc: Path) -> None:
+    md = (living_doc / "living-doc.md").read_text(encoding="utf-8")
+    assert "**A note line↵break is shown as written**" in md
+    assert "**A note tab⇥here is shown as written**" in md
+    assert "| line↵break | [✅ passed]" in md
+    skipped = md[md.index("**A skipped scenario still appears** (skipped)") :].split("\n")[0]
+    assert ": Skipped" in skipped
 
 
 def test_the_page_is_self_contained_and_escapes_feature_text(living_doc: Path) -> None:
@@ -204,8 +240,8 @@ def test_the_page_in_a_real_browser_shows_features_errors_and_filters(
     text = " ".join(page.text)
     assert "Apple basket" in text
     assert "AssertionError: the basket holds 2 apples" in text
-    assert len(page.shown) == 7
-    assert "7 shown" in text
+    assert len(page.shown) == 9
+    assert "9 shown" in text
 
     by_tag = render(url + "#tag=smoke", tmp_path / "profile")
     assert by_tag.shown == ["Eating two of three apples leaves one"]
