@@ -7,6 +7,7 @@ version that is committed (a unit test fails when it is stale).
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
 import re
 import sys
@@ -148,6 +149,37 @@ def step_definitions(root: Path) -> list[StepDefinition]:
     return sorted(definitions, key=lambda d: (d.module, d.line, d.sentence))
 
 
+def load_nested_conftests(config: pytest.Config, roots: Iterable[Path]) -> None:
+    """Import the ``conftest.py`` files below the feature roots, for their step definitions.
+
+    A normal run imports them as it collects each folder; ``--bdd-check`` and
+    ``--bdd-steps`` stop before collecting, so they import them here.
+    """
+    loaded = {Path(str(getattr(m, "__file__", ""))).resolve() for m in sys.modules.values()}
+    for root in roots:
+        folder = root if root.is_dir() else root.parent
+        for conftest in sorted(folder.rglob("conftest.py")):
+            path = conftest.resolve()
+            if path in loaded or path.parent == config.rootpath.resolve():
+                continue
+            name = "chat_memory_steps_" + "_".join(path.relative_to(config.rootpath).parts[:-1])
+            spec = importlib.util.spec_from_file_location(name, path)
+            if spec is None or spec.loader is None:
+                continue
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
+            loaded.add(path)
+
+
+def applies_to(definition: StepDefinition, feature_path: str) -> bool:
+    """Whether a feature file sees a step definition (a nested conftest's only below it)."""
+    source = Path(definition.path)
+    if source.name != "conftest.py" or source.parent == Path():
+        return True
+    return Path(feature_path).is_relative_to(source.parent)
+
+
 def unused(
     definitions: Iterable[StepDefinition], features: Iterable[FeatureSpec]
 ) -> list[StepDefinition]:
@@ -265,6 +297,7 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     """Print or write the catalog, then exit without running anything."""
     if not config.getoption("--bdd-steps"):
         return None
+    load_nested_conftests(config, feature_roots(config))
     definitions, never_used = catalog(config.rootpath, feature_roots(config))
     output = config.getoption("--bdd-steps-output")
     if output:

@@ -27,7 +27,14 @@ from typing import Any
 
 import pytest
 
-from ._catalog import KINDS, StepDefinition, feature_roots, step_definitions
+from ._catalog import (
+    KINDS,
+    StepDefinition,
+    applies_to,
+    feature_roots,
+    load_nested_conftests,
+    step_definitions,
+)
 from ._gherkin import FeatureSpec, StepSpec, feature_files, read_feature
 
 BUILTIN_MARKERS = frozenset({"skip", "skipif", "xfail", "usefixtures", "filterwarnings"})
@@ -60,7 +67,8 @@ def check_feature(
     """Return every problem of one feature file, in line order."""
     if feature.error is not None:
         return [Problem(feature.path, 1, f"the file does not parse: {feature.error}")]
-    problems = _lint(feature, markers) + _step_problems(feature, definitions)
+    visible = [d for d in definitions if applies_to(d, feature.path)]
+    problems = _lint(feature, markers) + _step_problems(feature, visible)
     return sorted(set(problems))
 
 
@@ -323,6 +331,7 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     """Run the check alone and exit: 0 if clean, 1 if any problem."""
     if not config.getoption("--bdd-check"):
         return None
+    load_nested_conftests(config, feature_roots(config))
     files, scenarios, problems = check_paths(config, feature_roots(config))
     for problem in problems:
         print(problem)

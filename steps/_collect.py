@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from pytest_bdd import scenarios
 from pytest_bdd.scenario import scenario_wrapper_template_registry
+from pytest_bdd.steps import step_function_context_registry
 from pytest_bdd.utils import registry_get_safe
 
 from ._catalog import StepDefinition, step_definitions
@@ -37,7 +38,7 @@ PROBLEMS_KEY = "living-doc-problems"
 FEATURE_SUFFIX = ".feature"
 
 
-_DEFINITIONS = pytest.StashKey[list[StepDefinition]]()
+_DEFINITIONS = pytest.StashKey[tuple[int, list[StepDefinition]]]()
 
 
 class BrokenScenario(pytest.Item):
@@ -68,9 +69,11 @@ class FeatureModule(pytest.Module):
 
     def _feature(self) -> tuple[FeatureSpec, list[Problem]]:
         feature = read_feature(self.path, self.config.rootpath)
-        if _DEFINITIONS not in self.config.stash:  # read once per run, not once per file
-            self.config.stash[_DEFINITIONS] = step_definitions(self.config.rootpath)
-        definitions = self.config.stash[_DEFINITIONS]
+        # Read once per run, again only when a nested conftest.py has added steps.
+        count = len(step_function_context_registry)
+        if self.config.stash.get(_DEFINITIONS, (-1, []))[0] != count:
+            self.config.stash[_DEFINITIONS] = (count, step_definitions(self.config.rootpath))
+        definitions = self.config.stash[_DEFINITIONS][1]
         return feature, check_feature(feature, definitions, registered_markers(self.config))
 
     def _getobj(self) -> types.ModuleType:
