@@ -33,7 +33,7 @@ def test_durations_and_junit_times_are_real_while_the_clock_is_frozen(
 ) -> None:
     result = project.runpytest_subprocess(
         "features", "--durations=0", "--durations-min=0", "--junitxml=report.xml", "-p",
-        "no:randomly",
+        "no:randomly", "--living-doc", "doc",
     )  # fmt: skip
     assert result.ret == 0, result.stdout.str()
     durations = [float(d) for d in re.findall(r"^(\d+\.\d+)s ", result.stdout.str(), re.M)]
@@ -43,6 +43,10 @@ def test_durations_and_junit_times_are_real_while_the_clock_is_frozen(
     times = [float(case.attrib["time"]) for case in report.iter("testcase")]
     assert times
     assert max(times) < 60
+    doc = (project.path / "doc" / "living-doc.md").read_text(encoding="utf-8")
+    found = re.search(r" · (\d+\.\d) s · ", doc)
+    assert found, doc[:300]
+    assert float(found[1]) < 60
 
 
 def test_an_unreachable_server_stops_the_run_once_before_any_scenario(
