@@ -9,6 +9,9 @@ unchanged. If the model answered but the turn cannot be stored,
 
 The model is anything with ``complete(messages) -> str | Message``: the reply
 text, or an assistant :class:`~chat_memory.Message` (e.g. one with tool calls).
+A model that also has ``stream(messages) -> Iterator[str]`` can stream turns
+(:meth:`ChatService.stream`): the whole turn is stored once the stream ends,
+and nothing of it if the stream fails or the caller stops reading early.
 An OpenAI-style client fits in a few lines
 (:class:`chat_memory.openai_model.OpenAIChatModel` is one)::
 
@@ -20,20 +23,24 @@ An OpenAI-style client fits in a few lines
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, Protocol, runtime_checkable
 
+from . import _ops as ops
 from ._budget import TokenCounter, drop_orphan_tool_results, fit_to_budget
+from ._core import MemoryCore
 from ._message import Message
 from ._service import MemoryService
 from .exceptions import (
     ChatMemoryError,
     InvalidContentError,
+    InvalidInputError,
     PromptTooLargeError,
     ReplyNotStoredError,
     check_whole_number,
 )
 
-__all__ = ["ChatModel", "ChatService"]
+__all__ = ["ChatCore", "ChatModel", "ChatService", "StreamingChatModel"]
 
 
 @runtime_checkable
@@ -47,6 +54,71 @@ class ChatModel(Protocol):
     def complete(self, messages: list[dict[str, Any]]) -> str | Message:
         """Return the model's reply to ``messages`` (oldest first)."""
         ...
+
+
+@runtime_checkable
+class StreamingChatModel(ChatModel, Protocol):
+    """A language model that can also give its reply as it is produced, chunk by chunk."""
+
+    def stream(self, messages: list[dict[str, Any]]) -> Iterator[str]:
+        """Yield the reply to ``messages`` in chunks of text."""
+        ...
+
+
+class ChatCore:
+    """The chat turn's settings and every step of it that does not talk to anything."""
+
+    def __init__(
+        self,
+        memory: MemoryCore,
+        *,
+        system_prompt: str | None,
+        max_prompt_tokens: int | None,
+        token_counter: TokenCounter | None,
+    ) -> None:
+        """Check the settings; see :class:`ChatService`."""
+        if system_prompt is not None and not isinstance(system_prompt, str):
+            raise InvalidContentError("system_prompt must be a string or None")
+        if max_prompt_tokens is not None:
+            check_whole_number("max_prompt_tokens", max_prompt_tokens, 1)
+        self.memory = memory
+        self.system = Message("system", system_prompt) if system_prompt is not None else None
+        self.max_prompt_tokens = max_prompt_tokens
+        self.count = token_counter or memory.token_counter
+
+    def prompt(self, session_id: str, user: Message) -> ops.Operation[list[dict[str, Any]]]:
+        """Build the prompt of a turn: system prompt, remembered history, the new message."""
+        fixed = [m.to_chat() for m in (self.system, user) if m is not None]
+        budget = None
+        if self.max_prompt_tokens is not None:
+            budget = self.max_prompt_tokens - sum(self.count(m) for m in fixed)
+            if budget < 0:
+                raise PromptTooLargeError(
+                    f"the system prompt and the new message need {-budget} tokens more"
+                    f" than the budget of {self.max_prompt_tokens}"
+                )
+        stored = yield from ops.get_messages(self.memory, session_id)
+        if budget is None:
+            history = drop_orphan_tool_results(stored)
+        else:
+            history = fit_to_budget(stored, budget, self.count)
+        return fixed[:-1] + [m.to_chat() for m in history] + fixed[-1:]
+
+    def respond(self, session_id: str, user_text: str) -> ops.Operation[Message]:
+        """Run a whole turn: prompt, ask the model, store both sides together."""
+        user = Message("user", user_text)
+        answer = yield ops.Ask((yield from self.prompt(session_id, user)))
+        return (yield from self.store(session_id, user, answer))
+
+    def store(self, session_id: str, user: Message, answer: object) -> ops.Operation[Message]:
+        """Store the user message and the answer in one write; return the answer as stored."""
+        turn = [user, _assistant_message(answer)]
+        try:
+            stored = yield from ops.add_messages(self.memory, session_id, turn)
+        except ChatMemoryError as exc:
+            reply = answer if isinstance(answer, str) else turn[1]
+            raise ReplyNotStoredError(reply, turn, exc) from exc
+        return stored[1]
 
 
 class ChatService:
@@ -69,19 +141,18 @@ class ChatService:
         token_counter: TokenCounter | None = None,
     ) -> None:
         """Configure the turn; nothing is sent until :meth:`reply`."""
-        if system_prompt is not None and not isinstance(system_prompt, str):
-            raise InvalidContentError("system_prompt must be a string or None")
-        if max_prompt_tokens is not None:
-            check_whole_number("max_prompt_tokens", max_prompt_tokens, 1)
+        self._core = ChatCore(
+            memory.core,
+            system_prompt=system_prompt,
+            max_prompt_tokens=max_prompt_tokens,
+            token_counter=token_counter,
+        )
         self._memory = memory
         self._llm = llm
-        self._system = Message("system", system_prompt) if system_prompt is not None else None
-        self._max_prompt_tokens = max_prompt_tokens
-        self._count = token_counter or memory.token_counter
 
     def prompt(self, session_id: str, user_text: str) -> list[dict[str, Any]]:
         """Return the exact prompt a turn with ``user_text`` would send to the model."""
-        return self._prompt(session_id, Message("user", user_text))
+        return self._memory.run(self._core.prompt(session_id, Message("user", user_text)))
 
     def reply(self, session_id: str, user_text: str) -> str:
         """Run one turn and return the answer's text ("" for an answer of tool calls only).
@@ -97,30 +168,23 @@ class ChatService:
         model raises, unchanged, after storing nothing; if the answer cannot
         be stored, :class:`ReplyNotStoredError` carries it.
         """
-        user = Message("user", user_text)
-        answer = self._llm.complete(self._prompt(session_id, user))
-        turn = [user, _assistant_message(answer)]
-        try:
-            return self._memory.add_messages(session_id, turn)[1]
-        except ChatMemoryError as exc:
-            raise ReplyNotStoredError(answer, turn, exc) from exc
+        return self._memory.run(self._core.respond(session_id, user_text), self._llm)
 
-    def _prompt(self, session_id: str, user: Message) -> list[dict[str, Any]]:
-        fixed = [m.to_chat() for m in (self._system, user) if m is not None]
-        budget = None
-        if self._max_prompt_tokens is not None:
-            budget = self._max_prompt_tokens - sum(self._count(m) for m in fixed)
-            if budget < 0:
-                raise PromptTooLargeError(
-                    f"the system prompt and the new message need {-budget} tokens more"
-                    f" than the budget of {self._max_prompt_tokens}"
-                )
-        stored = self._memory.get_messages(session_id)
-        if budget is None:
-            history = drop_orphan_tool_results(stored)
-        else:
-            history = fit_to_budget(stored, budget, self._count)
-        return fixed[:-1] + [m.to_chat() for m in history] + fixed[-1:]
+    def stream(self, session_id: str, user_text: str) -> Iterator[str]:
+        """Run one turn, yielding the model's reply chunk by chunk as it streams.
+
+        The user message and the whole reply are stored together, in one
+        write, once the stream has ended. If the stream fails, or the caller
+        stops reading early, nothing of the turn is stored.
+        """
+        if not isinstance(self._llm, StreamingChatModel):
+            raise InvalidInputError("the model cannot stream: it has no stream(messages) method")
+        user = Message("user", user_text)
+        chunks: list[str] = []
+        for chunk in self._llm.stream(self.prompt(session_id, user_text)):
+            chunks.append(chunk)
+            yield chunk
+        self._memory.run(self._core.store(session_id, user, "".join(chunks)))
 
 
 def _assistant_message(answer: object) -> Message:

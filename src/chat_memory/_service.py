@@ -7,30 +7,25 @@ the library's own (:mod:`chat_memory._errors`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import redis
 
+from . import _ops as ops
 from ._budget import TokenCounter, approximate_tokens
-from ._compat import RAW, REDIS_EXCEPTIONS
-from ._core import (
-    APPEND_LUA,
-    DEFAULT_MAX_MESSAGE_BYTES,
-    AppendResult,
-    MemoryCore,
-    MessageInput,
-    seconds_left,
-)
-from ._errors import Op, script_error, storage_error, wrong_type_key
+from ._compat import RAW
+from ._core import APPEND_LUA, DEFAULT_MAX_MESSAGE_BYTES, AppendResult, MemoryCore, MessageInput
 from ._keys import DEFAULT_NAMESPACE, KeyLayout
 from ._message import Message, Role, ToolCall
-from .exceptions import WrongKeyTypeError
 
 if TYPE_CHECKING:
     from redis.commands.core import Script
+
+    from ._chat import ChatModel
+
+T = TypeVar("T")
 
 __all__ = ["MemoryService"]
 
@@ -89,6 +84,11 @@ class MemoryService:
         return self._core.token_counter
 
     @property
+    def core(self) -> MemoryCore:
+        """Everything of this memory that is not I/O (settings, keys, codec); internal."""
+        return self._core
+
+    @property
     def keys(self) -> KeyLayout:
         """The key layout of this memory's namespace."""
         return self._core.keys
@@ -128,24 +128,14 @@ class MemoryService:
         Returns the messages as stored, in order; ``.appended`` and
         ``.already_stored`` tell which ids were new.
         """
-        call = self._core.plan_append(session_id, messages)
-        try:
-            reply = self._append(keys=call.keys, args=call.args)
-        except REDIS_EXCEPTIONS as exc:
-            raise script_error(exc, keys=call.keys, messages=call.messages) from exc
-        return self._core.finish_append(call, reply)
+        return self.run(ops.add_messages(self._core, session_id, messages))
 
     def get_messages(self, session_id: str) -> list[Message]:
         """Return the session's stored messages, oldest first; ``[]`` if it has none.
 
         Raises :class:`CorruptEntryError` if any entry cannot be decoded.
         """
-        key = self._core.keys.history(session_id)
-        with self._errors(Op.READ, key):
-            raw = self._client.execute_command(  # type: ignore[no-untyped-call]
-                "LRANGE", key, 0, -1, **RAW
-            )
-        return self._core.decode_history(session_id, raw)
+        return self.run(ops.get_messages(self._core, session_id))
 
     def get_context(
         self, session_id: str, *, max_tokens: int | None = None
@@ -162,36 +152,29 @@ class MemoryService:
 
     def context_messages(self, session_id: str, *, max_tokens: int | None = None) -> list[Message]:
         """Return the messages :meth:`get_context` would give, as :class:`Message` records."""
-        return self._core.context(self.get_messages(session_id), max_tokens)
+        return self.run(ops.context_messages(self._core, session_id, max_tokens))
 
     def clear(self, session_id: str) -> None:
         """Forget everything the session stored."""
-        keys = self._core.keys.all(session_id)
-        with self._errors(Op.WRITE):
-            self._client.delete(*keys)
+        self.run(ops.clear(self._core, session_id))
 
     def ttl(self, session_id: str) -> float | None:
         """Return the seconds left before the session expires, or None if it never will.
 
         A session with nothing stored also gives None.
         """
-        key = self._core.keys.history(session_id)
-        with self._errors(Op.READ, key):
-            return seconds_left(int(self._client.pttl(key)))
+        return self.run(ops.ttl(self._core, session_id))
 
-    @contextmanager
-    def _errors(self, op: Op, key: str | None = None) -> Iterator[None]:
-        """Raise the library's error for any redis-py exception of the block."""
-        try:
-            yield
-        except REDIS_EXCEPTIONS as exc:
-            if key is not None and wrong_type_key(exc):
-                raise WrongKeyTypeError(key, self._type_of(key)) from exc
-            raise storage_error(exc, op=op) from exc
+    def run(self, operation: ops.Operation[T], llm: ChatModel | None = None) -> T:
+        """Drive one operation of :mod:`chat_memory._ops` over this memory's client (internal)."""
 
-    def _type_of(self, key: str) -> str:
-        try:
-            found = self._client.type(key)
-        except REDIS_EXCEPTIONS:
-            return "value of another type"
-        return found.decode() if isinstance(found, bytes) else str(found)
+        def perform(request: ops.Request) -> Any:
+            if isinstance(request, ops.RunScript):
+                return self._append(keys=request.keys, args=request.args)
+            if isinstance(request, ops.Ask):
+                assert llm is not None, "only a chat turn asks the model"
+                return llm.complete(request.messages)
+            options = RAW if request.raw else {}
+            return self._client.execute_command(*request.args, **options)  # type: ignore[no-untyped-call]
+
+        return ops.run(operation, perform)

@@ -37,9 +37,9 @@ BREAKS = {
     "bad role accepted": ("_message.py", "message.role not in ROLES", "message.role not in ROLES | {'wizard', 'User', 'developer'}"),
     "prompt drops the oldest remembered message": ("_chat.py", "[m.to_chat() for m in history]", "[m.to_chat() for m in history[1:]]"),
     "prompt reorders the history": ("_chat.py", "[m.to_chat() for m in history]", "[m.to_chat() for m in history[::-1]]"),
-    "prompt lets another session in": ("_chat.py", "self._memory.get_messages(session_id)", "self._memory.get_messages('alice')"),
-    "turn half-stored before the model answers": ("_chat.py", "        answer = self._llm.complete(", "        self._memory.add_messages(session_id, [user])\n        answer = self._llm.complete("),
-    "system prompt left out of the budget": ("_chat.py", "budget = self._max_prompt_tokens - sum(self._count(m) for m in fixed)", "budget = self._max_prompt_tokens"),
+    "prompt lets another session in": ("_chat.py", "ops.get_messages(self.memory, session_id)", "ops.get_messages(self.memory, 'alice')"),
+    "turn half-stored before the model answers": ("_chat.py", "        answer = yield ops.Ask(", "        yield from ops.add_messages(self.memory, session_id, [user])\n        answer = yield ops.Ask("),
+    "system prompt left out of the budget": ("_chat.py", "budget = self.max_prompt_tokens - sum(self.count(m) for m in fixed)", "budget = self.max_prompt_tokens"),
     "tool call split from its result": ("_budget.py", "        if answers_open_call:", "        if False:"),
     "orphan tool result kept": ("_budget.py", "messages[start].role == \"tool\"", "messages[start].role == \"nobody\""),
 }  # fmt: skip

@@ -1,0 +1,149 @@
+"""Every memory operation, written once, without I/O: generators that yield what to send.
+
+An operation yields a request (run the append script, send a command, ask the
+model) and receives its reply; a redis-py exception is thrown back into it, so
+that the operation, not the shell, decides what it means. The sync and async
+services only perform requests (:func:`run` and :func:`arun`), the way a
+sans-I/O core serves both worlds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Generator, Iterable
+from dataclasses import dataclass
+from typing import Any, TypeAlias, TypeVar
+
+from ._compat import REDIS_EXCEPTIONS
+from ._core import AppendResult, MemoryCore, MessageInput, seconds_left
+from ._errors import Op, script_error, storage_error, wrong_type_key
+from ._message import Message
+from .exceptions import WrongKeyTypeError
+
+__all__ = [
+    "Ask",
+    "Command",
+    "Operation",
+    "Request",
+    "RunScript",
+    "add_messages",
+    "arun",
+    "clear",
+    "context_messages",
+    "get_messages",
+    "run",
+    "ttl",
+]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class RunScript:
+    """Run the append script with these keys and arguments."""
+
+    keys: tuple[str, ...]
+    args: list[bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """Send one Redis command; ``raw`` asks for the reply's bytes, undecoded."""
+
+    args: tuple[Any, ...]
+    raw: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """Ask the chat model for its reply to ``messages``; its errors reach the caller unchanged."""
+
+    messages: list[dict[str, Any]]
+
+
+Request: TypeAlias = RunScript | Command | Ask
+Operation: TypeAlias = Generator[Request, Any, T]
+
+
+def add_messages(
+    core: MemoryCore, session_id: str, messages: Iterable[MessageInput]
+) -> Operation[AppendResult]:
+    """Append messages in one atomic script; see ``MemoryService.add_messages``."""
+    call = core.plan_append(session_id, messages)
+    try:
+        reply = yield RunScript(call.keys, call.args)
+    except REDIS_EXCEPTIONS as exc:
+        raise script_error(exc, keys=call.keys, messages=call.messages) from exc
+    return core.finish_append(call, reply)
+
+
+def get_messages(core: MemoryCore, session_id: str) -> Operation[list[Message]]:
+    """Load and decode the session's entries, oldest first."""
+    key = core.keys.history(session_id)
+    raw = yield from _read(Command(("LRANGE", key, 0, -1), raw=True), key)
+    return core.decode_history(session_id, raw)
+
+
+def context_messages(
+    core: MemoryCore, session_id: str, max_tokens: int | None
+) -> Operation[list[Message]]:
+    """Load the messages a model is given (whole tool exchanges, within ``max_tokens``)."""
+    return core.context((yield from get_messages(core, session_id)), max_tokens)
+
+
+def ttl(core: MemoryCore, session_id: str) -> Operation[float | None]:
+    """Return the seconds left before the session expires, or None."""
+    key = core.keys.history(session_id)
+    return seconds_left(int((yield from _read(Command(("PTTL", key)), key))))
+
+
+def clear(core: MemoryCore, session_id: str) -> Operation[None]:
+    """Delete every key of the session."""
+    try:
+        yield Command(("DEL", *core.keys.all(session_id)))
+    except REDIS_EXCEPTIONS as exc:
+        raise storage_error(exc, op=Op.WRITE) from exc
+
+
+def _read(command: Command, key: str) -> Operation[Any]:
+    """Send a read; a key of another type is named, with its type."""
+    try:
+        return (yield command)
+    except REDIS_EXCEPTIONS as exc:
+        if not wrong_type_key(exc):
+            raise storage_error(exc, op=Op.READ) from exc
+        try:
+            found = yield Command(("TYPE", key))
+        except REDIS_EXCEPTIONS:
+            found = "value of another type"
+        text = found.decode() if isinstance(found, bytes) else str(found)
+        raise WrongKeyTypeError(key, text) from exc
+
+
+def run(operation: Operation[T], perform: Callable[[Request], Any]) -> T:
+    """Drive an operation with blocking I/O: ``perform`` sends each request."""
+    reply: Any = None
+    error: Exception | None = None
+    while True:
+        try:
+            request = operation.send(reply) if error is None else operation.throw(error)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        try:
+            reply, error = perform(request), None
+        except REDIS_EXCEPTIONS as exc:
+            reply, error = None, exc
+
+
+async def arun(operation: Operation[T], perform: Callable[[Request], Awaitable[Any]]) -> T:
+    """Drive an operation with asyncio: ``perform`` sends each request and is awaited."""
+    reply: Any = None
+    error: Exception | None = None
+    while True:
+        try:
+            request = operation.send(reply) if error is None else operation.throw(error)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        try:
+            reply, error = await perform(request), None
+        except REDIS_EXCEPTIONS as exc:
+            reply, error = None, exc
