@@ -233,7 +233,9 @@ def shift_expiry(client: RedisClient, namespace: str, elapsed: timedelta) -> Non
 
     freezegun cannot move a real server's clock: each key's remaining time to
     live is shortened by ``elapsed`` instead, and a key with nothing left is
-    expired (deleted).
+    expired (deleted). With ``elapsed`` zero it only expires the keys whose
+    time is up exactly, which fakeredis (reading the frozen clock) keeps for
+    one more millisecond.
     """
     elapsed_ms = round(elapsed.total_seconds() * 1000)
     for key in scenario_keys(client, namespace):

@@ -17,9 +17,11 @@ string that must be JSON and is not.
 
 from __future__ import annotations
 
+import configparser
 import difflib
 import json
 import re
+import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,19 +58,42 @@ class Problem:
 
 
 def registered_markers(config: pytest.Config) -> set[str]:
-    """The marker names a tag may use."""
+    """The marker names a tag may use (the project's, its plugins' and pytest's)."""
     lines: list[str] = config.getini("markers")
-    return {re.split(r"[:(]", line, maxsplit=1)[0].strip() for line in lines} | BUILTIN_MARKERS
+    return _names(lines) | BUILTIN_MARKERS
+
+
+def project_tags(config: pytest.Config) -> set[str]:
+    """The tags the project itself declares in its configuration file, for hints."""
+    path = config.inipath
+    if path is None or not path.exists():
+        return set()
+    if path.suffix == ".toml":
+        options = tomllib.loads(path.read_text(encoding="utf-8"))
+        lines = options.get("tool", {}).get("pytest", {}).get("ini_options", {}).get("markers", [])
+    else:
+        parser = configparser.ConfigParser()
+        parser.read(path, encoding="utf-8")
+        section = "tool:pytest" if path.name == "setup.cfg" else "pytest"
+        lines = parser.get(section, "markers", fallback="").strip().splitlines()
+    return _names(lines)
+
+
+def _names(lines: Iterable[str]) -> set[str]:
+    return {re.split(r"[:(]", line, maxsplit=1)[0].strip() for line in lines if line.strip()}
 
 
 def check_feature(
-    feature: FeatureSpec, definitions: Sequence[StepDefinition], markers: set[str]
+    feature: FeatureSpec,
+    definitions: Sequence[StepDefinition],
+    markers: set[str],
+    own_tags: Iterable[str] = (),
 ) -> list[Problem]:
     """Return every problem of one feature file, in line order."""
     if feature.error is not None:
         return [Problem(feature.path, 1, f"the file does not parse: {feature.error}")]
     visible = [d for d in definitions if applies_to(d, feature.path)]
-    problems = _lint(feature, markers) + _step_problems(feature, visible)
+    problems = _lint(feature, markers, sorted(own_tags)) + _step_problems(feature, visible)
     return sorted(set(problems))
 
 
@@ -136,7 +161,7 @@ def _argument_problems(path: str, step: StepSpec, definition: StepDefinition) ->
                 Problem(
                     path,
                     step.line,
-                    f"{step.sentence()}: needs a table with the header | {header} |",
+                    f"{step.sentence().rstrip(':')}: needs a table with the header | {header} |",
                 )
             )
         elif tuple(step.datatable[0]) != columns:
@@ -145,7 +170,7 @@ def _argument_problems(path: str, step: StepSpec, definition: StepDefinition) ->
                 Problem(
                     path,
                     step.line,
-                    f"{step.sentence()}: the table's header is | {found} |,"
+                    f"{step.sentence().rstrip(':')}: the table's header is | {found} |,"
                     f" but this step reads | {header} |",
                 )
             )
@@ -196,7 +221,7 @@ def _suggestions(
     return ("    did you mean:", *(f"      {d.sentence}  ({d.path}:{d.line})" for d in ranked))
 
 
-def _lint(feature: FeatureSpec, markers: set[str]) -> list[Problem]:
+def _lint(feature: FeatureSpec, markers: set[str], own_tags: list[str]) -> list[Problem]:
     document = feature.document.get("feature")
     if document is None:
         return [Problem(feature.path, 1, "the file has no Feature")]
@@ -235,7 +260,11 @@ def _lint(feature: FeatureSpec, markers: set[str]) -> list[Problem]:
                         feature.path,
                         tag["location"]["line"],
                         f"tag {tag['name']} is not a registered marker",
-                        ("    register it under [tool.pytest.ini_options] markers",),
+                        (
+                            "    the project's tags: " + ", ".join(f"@{t}" for t in own_tags),
+                            "    a new tag is registered by a developer, under"
+                            " [tool.pytest.ini_options] markers",
+                        ),
                     )
                 )
     return problems
@@ -311,9 +340,11 @@ def _outline_problems(path: str, scenario: dict[str, Any]) -> list[Problem]:
 def check_paths(config: pytest.Config, paths: Iterable[Path]) -> tuple[int, int, list[Problem]]:
     """Check every feature under ``paths``: (files, scenarios, problems)."""
     definitions = step_definitions(config.rootpath)
-    markers = registered_markers(config)
+    markers, tags = registered_markers(config), project_tags(config)
     features = [read_feature(path, config.rootpath) for path in feature_files(paths)]
-    problems = [p for feature in features for p in check_feature(feature, definitions, markers)]
+    problems = [
+        p for feature in features for p in check_feature(feature, definitions, markers, tags)
+    ]
     return len(features), sum(len(f.scenarios) for f in features), problems
 
 

@@ -18,18 +18,19 @@ import functools
 import json
 import re
 import types
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pytest_bdd import scenarios
+from pytest_bdd.parser import Step
 from pytest_bdd.scenario import scenario_wrapper_template_registry
 from pytest_bdd.steps import step_function_context_registry
 from pytest_bdd.utils import registry_get_safe
 
 from ._catalog import StepDefinition, step_definitions
-from ._check import Problem, check_feature, registered_markers
+from ._check import Problem, check_feature, project_tags, registered_markers
 from ._gherkin import FeatureSpec, ScenarioSpec, read_feature
 
 SCENARIO_KEY = "living-doc-scenario"
@@ -74,7 +75,8 @@ class FeatureModule(pytest.Module):
         if self.config.stash.get(_DEFINITIONS, (-1, []))[0] != count:
             self.config.stash[_DEFINITIONS] = (count, step_definitions(self.config.rootpath))
         definitions = self.config.stash[_DEFINITIONS][1]
-        return feature, check_feature(feature, definitions, registered_markers(self.config))
+        markers, tags = registered_markers(self.config), project_tags(self.config)
+        return feature, check_feature(feature, definitions, markers, tags)
 
     def _getobj(self) -> types.ModuleType:
         module = types.ModuleType(f"feature:{self.path.stem}")
@@ -145,3 +147,36 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> FeatureMod
     if file_path.suffix == FEATURE_SUFFIX:
         return FeatureModule.from_parent(parent, path=file_path)
     return None
+
+
+_FAILED_STEP = pytest.StashKey[tuple[int, str]]()
+
+
+def pytest_bdd_step_error(request: pytest.FixtureRequest, step: Step) -> None:
+    """Remember which step of the scenario failed, for its report."""
+    request.node.stash[_FAILED_STEP] = (step.line_number, f"{step.keyword} {step.name}")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Report a scenario whose Then did not hold as the step and its message, not Python.
+
+    Only a failed expectation (an AssertionError in a step) is shortened so;
+    any other error keeps its traceback, and ``--tb=long`` keeps every one.
+    """
+    report = yield
+    failed_step = item.stash.get(_FAILED_STEP, None)
+    if (
+        report.failed
+        and call.when == "call"
+        and failed_step is not None
+        and call.excinfo is not None
+        and call.excinfo.errisinstance(AssertionError)
+        and item.config.getoption("tbstyle") in ("auto", "short")
+    ):
+        line, sentence = failed_step
+        where = item.path.relative_to(item.config.rootpath)
+        report.longrepr = f"{where}:{line}: {sentence}\n{call.excinfo.exconly()}"
+    return report

@@ -253,7 +253,14 @@ def _feature(
 
 
 _INVISIBLE = str.maketrans(
-    {"\n": "↵", "\t": "⇥", "\r": "␍", "\u00a0": "⍽", "\u200b": "␣", "\u200d": "␣", "\ufeff": "␣"}
+    {
+        "\n": "↵",
+        "\t": "⇥",
+        "\r": "␍",
+        "\u00a0": "⍽",
+        "\u200b": "[zero-width space]",
+        "\ufeff": "[BOM]",
+    }
 )
 
 
@@ -318,10 +325,10 @@ def _scenario(
             status = "undefined"
         elif recorded is not None:
             status = recorded["status"]
-        elif result.status == "not run":
-            status = "not run"
-        else:
+        elif result.status == "skipped":
             status = "skipped"
+        else:  # never reached: the scenario was deselected, or stopped at an earlier step
+            status = "not run"
         failed_step = failed_step or status == "failed"
         steps.append(
             {

@@ -59,8 +59,10 @@ class ScenarioClock:
         self.start()
         assert self._frozen is not None
         self._frozen.tick(elapsed)
-        if self._backend.kind != "fakeredis":  # fakeredis reads the frozen clock itself
-            shift_expiry(self._client, self._namespace, elapsed)
+        # fakeredis reads the frozen clock itself; a real server's keys are shortened instead.
+        # Either way a session whose expiry time is reached exactly is gone.
+        shifted = elapsed if self._backend.kind != "fakeredis" else timedelta(0)
+        shift_expiry(self._client, self._namespace, shifted)
 
     def stop(self) -> None:
         """Give the real clock back."""

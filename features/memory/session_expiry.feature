@@ -14,6 +14,11 @@ Feature: Session expiry
       When 1799 seconds pass
       Then the context contains 1 message
 
+    Scenario: The context is gone exactly when the expiry time is reached
+      Given the user said "Remember my order number 4711."
+      When 1800 seconds pass
+      Then the context is empty
+
     Scenario: The context is gone one second after the session expires
       Given the user said "Remember my order number 4711."
       When 1801 seconds pass

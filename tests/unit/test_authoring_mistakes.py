@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from steps._catalog import step_definitions
-from steps._check import check_feature, registered_markers
+from steps._check import check_feature, project_tags, registered_markers
 from steps._gherkin import read_feature
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,12 +58,12 @@ MISTAKES = {
     "unregistered tag": (
         "Feature: F\n  @smoke\n  Scenario: S\n    Then the context is empty\n",
         "mistake.feature:2: tag @smoke is not a registered marker",
-        "register it under [tool.pytest.ini_options] markers",
+        "the project's tags: @cluster, @faults, @llm_smoke, @real_redis, @slow,",
     ),
     "wrong table header": (
         'Feature: F\n  Scenario: S\n    When the user says "hi"\n    Then the context is:\n'
         "      | who  | text |\n      | user | hi   |\n",
-        "mistake.feature:4: Then the context is:: the table's header is | who | text |,"
+        "mistake.feature:4: Then the context is: the table's header is | who | text |,"
         " but this step reads | role | content |",
         None,
     ),
@@ -89,7 +89,12 @@ def test_each_mistake_is_reported_with_file_line_and_help(
     path = tmp_path / "mistake.feature"
     path.write_text(text, encoding="utf-8")
     feature = read_feature(path, tmp_path)
-    found = check_feature(feature, step_definitions(ROOT), registered_markers(pytestconfig))
+    found = check_feature(
+        feature,
+        step_definitions(ROOT),
+        registered_markers(pytestconfig),
+        project_tags(pytestconfig),
+    )
     reports = [str(problem) for problem in found]
     matching = [report for report in reports if report.startswith(expected)]
     assert matching, reports
