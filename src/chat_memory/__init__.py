@@ -9,8 +9,9 @@
 """
 
 from ._acl import ACL_COMMANDS, acl_rules
+from ._async import AsyncChatModel, AsyncChatService, AsyncMemoryService, AsyncStreamingChatModel
 from ._budget import TokenCounter, approximate_tokens
-from ._chat import ChatModel, ChatService
+from ._chat import ChatModel, ChatService, StreamingChatModel
 from ._codec import FORMAT_VERSION
 from ._core import (
     DEFAULT_IDEMPOTENCY_WINDOW,
@@ -50,6 +51,10 @@ __all__ = [
     "MAX_TTL",
     "ROLES",
     "AppendResult",
+    "AsyncChatModel",
+    "AsyncChatService",
+    "AsyncMemoryService",
+    "AsyncStreamingChatModel",
     "ChatMemoryError",
     "ChatModel",
     "ChatService",
@@ -70,6 +75,7 @@ __all__ = [
     "Role",
     "StorageError",
     "StorageUnavailableError",
+    "StreamingChatModel",
     "TokenCounter",
     "ToolCall",
     "WriteOutcomeUnknownError",

@@ -23,7 +23,7 @@ An OpenAI-style client fits in a few lines
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any, Protocol, runtime_checkable
 
 from . import _ops as ops
@@ -170,7 +170,7 @@ class ChatService:
         """
         return self._memory.run(self._core.respond(session_id, user_text), self._llm)
 
-    def stream(self, session_id: str, user_text: str) -> Iterator[str]:
+    def stream(self, session_id: str, user_text: str) -> Generator[str, None, None]:
         """Run one turn, yielding the model's reply chunk by chunk as it streams.
 
         The user message and the whole reply are stored together, in one

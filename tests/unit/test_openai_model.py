@@ -29,3 +29,39 @@ def test_the_adapter_sends_the_whole_remembered_session() -> None:
 
 def test_the_stub_only_knows_what_the_prompt_told_it() -> None:
     assert answer([{"role": "user", "content": "What is my name?"}]) == "I don't know your name."
+
+
+async def test_the_async_adapter_sends_the_whole_remembered_session() -> None:
+    from chat_memory import AsyncChatService, AsyncMemoryService
+    from chat_memory.openai_model import AsyncOpenAIChatModel
+
+    memory = AsyncMemoryService(fakeredis.FakeAsyncRedis(server=fakeredis.FakeServer()))
+    with running_stub() as stub:
+        client = openai.AsyncOpenAI(base_url=stub.base_url, api_key="test", max_retries=0)
+        chat = AsyncChatService(memory, AsyncOpenAIChatModel(client, "stub-model"))
+        await chat.reply("ada", "Hi, my name is Ada Lovelace.")
+        assert await chat.reply("ada", "What is my name?") == "Your name is Ada Lovelace."
+        await client.close()
+
+
+def _chunk(text: str | None) -> object:
+    from types import SimpleNamespace
+
+    return SimpleNamespace(choices=[SimpleNamespace(delta=SimpleNamespace(content=text))])
+
+
+def test_the_adapters_stream_the_reply_text() -> None:
+    from types import SimpleNamespace
+
+    from chat_memory.openai_model import OpenAIChatModel
+
+    sent: list[dict[str, object]] = []
+
+    def create(**request: object) -> object:
+        sent.append(request)
+        return iter([_chunk("Hello "), _chunk(None), _chunk("Ada.")])
+
+    client = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=create)))
+    model = OpenAIChatModel(client, "m")  # type: ignore[arg-type]
+    assert list(model.stream([{"role": "user", "content": "hi"}])) == ["Hello ", "", "Ada."]
+    assert sent[0]["stream"] is True

@@ -1,0 +1,226 @@
+"""The asyncio shells: the same operations as the sync services, awaited.
+
+Everything but the I/O is shared with :mod:`chat_memory._service` and
+:mod:`chat_memory._chat` (the operations in :mod:`chat_memory._ops`, the
+settings and codec in :mod:`chat_memory._core`), so both APIs store, read,
+refuse and report exactly alike. Build one service per process and share it
+between tasks: the client's connection pool is what tasks share.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+
+import redis.asyncio
+
+from . import _ops as ops
+from ._budget import TokenCounter, approximate_tokens
+from ._chat import ChatCore
+from ._compat import RAW
+from ._core import APPEND_LUA, DEFAULT_MAX_MESSAGE_BYTES, AppendResult, MemoryCore, MessageInput
+from ._keys import DEFAULT_NAMESPACE, KeyLayout
+from ._message import Message, Role, ToolCall
+from .exceptions import InvalidInputError
+
+if TYPE_CHECKING:
+    from redis.commands.core import AsyncScript
+
+__all__ = ["AsyncChatModel", "AsyncChatService", "AsyncMemoryService", "AsyncStreamingChatModel"]
+
+T = TypeVar("T")
+
+
+@runtime_checkable
+class AsyncChatModel(Protocol):
+    """A language model with an async ``complete``: the reply text or an assistant Message."""
+
+    async def complete(self, messages: list[dict[str, Any]]) -> str | Message:
+        """Return the model's reply to ``messages`` (oldest first)."""
+        ...
+
+
+@runtime_checkable
+class AsyncStreamingChatModel(AsyncChatModel, Protocol):
+    """An async language model that can also stream its reply, chunk by chunk."""
+
+    def stream(self, messages: list[dict[str, Any]]) -> AsyncIterator[str]:
+        """Yield the reply to ``messages`` in chunks of text."""
+        ...
+
+
+class AsyncMemoryService:
+    """The conversation memory, for asyncio: :class:`~chat_memory.MemoryService`, awaited.
+
+    ``client`` is a ``redis.asyncio.Redis`` or ``redis.asyncio.RedisCluster``;
+    the settings, storage, errors and guarantees are those of
+    :class:`~chat_memory.MemoryService`, and a session written by one reads
+    back identically through the other. Build it once per process and share
+    it: every call borrows a connection from the client's pool.
+    """
+
+    def __init__(
+        self,
+        client: redis.asyncio.Redis | redis.asyncio.RedisCluster,
+        max_history: int = 20,
+        *,
+        ttl: float | timedelta | None = None,
+        namespace: str = DEFAULT_NAMESPACE,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        idempotency_window: int | None = None,
+        clock: Callable[[], float] | None = None,
+        token_counter: TokenCounter = approximate_tokens,
+    ) -> None:
+        """Check the settings (:class:`InvalidInputError` names a bad one); nothing is sent yet."""
+        self._core = MemoryCore(
+            max_history,
+            ttl=ttl,
+            namespace=namespace,
+            max_message_bytes=max_message_bytes,
+            idempotency_window=idempotency_window,
+            clock=clock,
+            token_counter=token_counter,
+        )
+        self._client = client
+        self._append: AsyncScript = client.register_script(APPEND_LUA)
+
+    @property
+    def max_history(self) -> int:
+        """How many of the newest messages each session keeps."""
+        return self._core.max_history
+
+    @property
+    def idempotency_window(self) -> int:
+        """How many of a session's newest message ids are remembered, to skip retries."""
+        return self._core.idempotency_window
+
+    @property
+    def token_counter(self) -> TokenCounter:
+        """How this memory counts the tokens of a message."""
+        return self._core.token_counter
+
+    @property
+    def core(self) -> MemoryCore:
+        """Everything of this memory that is not I/O (settings, keys, codec); internal."""
+        return self._core
+
+    @property
+    def keys(self) -> KeyLayout:
+        """The key layout of this memory's namespace."""
+        return self._core.keys
+
+    async def add_message(
+        self,
+        session_id: str,
+        role: Role,
+        content: str | None,
+        *,
+        message_id: str | None = None,
+        tool_calls: Iterable[ToolCall] = (),
+        tool_call_id: str | None = None,
+        name: str | None = None,
+    ) -> Message:
+        """Append one message and return it as stored; see ``MemoryService.add_message``."""
+        message = Message(
+            role=role,
+            content=content,
+            id=message_id,
+            tool_calls=tuple(tool_calls),
+            tool_call_id=tool_call_id,
+            name=name,
+        )
+        return (await self.add_messages(session_id, [message]))[0]
+
+    async def add_messages(self, session_id: str, messages: Iterable[MessageInput]) -> AppendResult:
+        """Append several messages in one atomic round trip; see ``MemoryService.add_messages``."""
+        return await self.run(ops.add_messages(self._core, session_id, messages))
+
+    async def get_messages(self, session_id: str) -> list[Message]:
+        """Return the session's stored messages, oldest first; ``[]`` if it has none."""
+        return await self.run(ops.get_messages(self._core, session_id))
+
+    async def get_context(
+        self, session_id: str, *, max_tokens: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Return the history in the chat-completions shape; see ``MemoryService.get_context``."""
+        messages = await self.context_messages(session_id, max_tokens=max_tokens)
+        return [m.to_chat() for m in messages]
+
+    async def context_messages(
+        self, session_id: str, *, max_tokens: int | None = None
+    ) -> list[Message]:
+        """Return the messages :meth:`get_context` would give, as :class:`Message` records."""
+        return await self.run(ops.context_messages(self._core, session_id, max_tokens))
+
+    async def clear(self, session_id: str) -> None:
+        """Forget everything the session stored."""
+        await self.run(ops.clear(self._core, session_id))
+
+    async def ttl(self, session_id: str) -> float | None:
+        """Return the seconds left before the session expires, or None if it never will."""
+        return await self.run(ops.ttl(self._core, session_id))
+
+    async def run(self, operation: ops.Operation[T], llm: AsyncChatModel | None = None) -> T:
+        """Drive one operation of :mod:`chat_memory._ops` over this memory's client (internal)."""
+
+        async def perform(request: ops.Request) -> Any:
+            if isinstance(request, ops.RunScript):
+                return await self._append(keys=request.keys, args=request.args)
+            if isinstance(request, ops.Ask):
+                assert llm is not None, "only a chat turn asks the model"
+                return await llm.complete(request.messages)
+            options = RAW if request.raw else {}
+            return await self._client.execute_command(*request.args, **options)
+
+        return await ops.arun(operation, perform)
+
+
+class AsyncChatService:
+    """Chat turns for asyncio: :class:`~chat_memory.ChatService` over an async model, awaited."""
+
+    def __init__(
+        self,
+        memory: AsyncMemoryService,
+        llm: AsyncChatModel,
+        *,
+        system_prompt: str | None = None,
+        max_prompt_tokens: int | None = None,
+        token_counter: TokenCounter | None = None,
+    ) -> None:
+        """Configure the turn; nothing is sent until :meth:`reply`."""
+        self._core = ChatCore(
+            memory.core,
+            system_prompt=system_prompt,
+            max_prompt_tokens=max_prompt_tokens,
+            token_counter=token_counter,
+        )
+        self._memory = memory
+        self._llm = llm
+
+    async def prompt(self, session_id: str, user_text: str) -> list[dict[str, Any]]:
+        """Return the exact prompt a turn with ``user_text`` would send to the model."""
+        return await self._memory.run(self._core.prompt(session_id, Message("user", user_text)))
+
+    async def reply(self, session_id: str, user_text: str) -> str:
+        """Run one turn and return the answer's text; see ``ChatService.reply``."""
+        return (await self.respond(session_id, user_text)).content or ""
+
+    async def respond(self, session_id: str, user_text: str) -> Message:
+        """Run one turn and return the answer as stored; see ``ChatService.respond``."""
+        return await self._memory.run(self._core.respond(session_id, user_text), self._llm)
+
+    async def stream(self, session_id: str, user_text: str) -> AsyncGenerator[str, None]:
+        """Run one turn, yielding the reply chunk by chunk; see ``ChatService.stream``.
+
+        The turn is stored whole once the stream has ended, and not at all if
+        the stream fails, the caller stops reading early, or the task is cancelled.
+        """
+        if not isinstance(self._llm, AsyncStreamingChatModel):
+            raise InvalidInputError("the model cannot stream: it has no stream(messages) method")
+        user = Message("user", user_text)
+        chunks: list[str] = []
+        async for chunk in self._llm.stream(await self.prompt(session_id, user_text)):
+            chunks.append(chunk)
+            yield chunk
+        await self._memory.run(self._core.store(session_id, user, "".join(chunks)))
