@@ -9,6 +9,7 @@ pytest_plugins = [
     "steps._check",
     "steps._collect",
     "steps._backends",
+    "steps._apis",
     "steps._living_doc",
     # step definitions, one module per domain concept
     "steps.clock",

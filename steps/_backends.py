@@ -26,12 +26,17 @@ from typing import Any, Literal
 import fakeredis
 import pytest
 import redis
+import redis.asyncio
+import redis.asyncio.retry
+import redis.retry
+from redis.backoff import ExponentialBackoff
 
 from chat_memory import DEFAULT_NAMESPACE, KeyLayout
 
 from ._servers import throwaway_cluster
 
 RedisClient = redis.Redis | redis.RedisCluster
+AsyncRedisClient = redis.asyncio.Redis | redis.asyncio.RedisCluster
 Kind = Literal["fakeredis", "redis", "cluster"]
 
 BACKEND_KEY = pytest.StashKey["Backend"]()
@@ -69,6 +74,48 @@ class Backend:
         if self.kind == "cluster":
             return redis.RedisCluster.from_url(self.url, **options)
         return redis.Redis.from_url(self.url, **options)
+
+
+@dataclass(frozen=True)
+class ClientRecipe:
+    """How the scenario's memory reaches Redis, for a sync or an async client alike.
+
+    ``retry`` is ``(cap, base, retries)`` of an exponential backoff, or None
+    for redis-py's default; ``server`` is the fakeredis server of the scenario.
+    """
+
+    kind: Kind
+    url: str | None = None
+    options: tuple[tuple[str, Any], ...] = ()
+    retry: tuple[float, float, int] | None = None
+    server: fakeredis.FakeServer | None = None
+
+    def sync(self, **extra: Any) -> RedisClient:
+        """Return a new blocking client."""
+        options = self._options(redis.retry.Retry, extra)
+        if self.kind == "fakeredis":
+            return fakeredis.FakeRedis(server=self.server, **options)
+        assert self.url is not None
+        if self.kind == "cluster":
+            return redis.RedisCluster.from_url(self.url, **options)
+        return redis.Redis.from_url(self.url, **options)
+
+    def asyncio(self, **extra: Any) -> AsyncRedisClient:
+        """Return a new asyncio client of the same server, with the same settings."""
+        options = self._options(redis.asyncio.retry.Retry, extra)
+        if self.kind == "fakeredis":
+            return fakeredis.FakeAsyncRedis(server=self.server, **options)
+        assert self.url is not None
+        if self.kind == "cluster":
+            return redis.asyncio.RedisCluster.from_url(self.url, **options)
+        return redis.asyncio.Redis.from_url(self.url, **options)
+
+    def _options(self, retry_class: Any, extra: dict[str, Any]) -> dict[str, Any]:
+        options = dict(self.options) | extra
+        if self.retry is not None:
+            cap, base, retries = self.retry
+            options["retry"] = retry_class(ExponentialBackoff(cap=cap, base=base), retries)
+        return options
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -204,23 +251,25 @@ def namespace(redis_backend: Backend) -> str:
 
 
 @pytest.fixture
-def redis_client(redis_backend: Backend, namespace: str) -> Iterator[RedisClient]:
+def client_recipe(redis_backend: Backend) -> ClientRecipe:
+    """How the scenario reaches its Redis: the backend, or a server a Given step chose."""
+    server = fakeredis.FakeServer() if redis_backend.kind == "fakeredis" else None
+    return ClientRecipe(redis_backend.kind, redis_backend.url, server=server)
+
+
+@pytest.fixture
+def redis_client(
+    redis_backend: Backend, client_recipe: ClientRecipe, namespace: str
+) -> Iterator[RedisClient]:
     """A client of the backend; on a shared server, this scenario's keys are deleted after it."""
-    client = redis_backend.connect()
+    client = client_recipe.sync()
     try:
         yield client
     finally:
-        if redis_backend.shared:
+        if redis_backend.shared and client_recipe.url == redis_backend.url:
             for key in scenario_keys(client, namespace):
                 client.delete(key)
         client.close()
-
-
-def second_client(backend: Backend, client: RedisClient, **options: Any) -> RedisClient:
-    """Return another client of the same server as ``client``, with other options."""
-    if isinstance(client, fakeredis.FakeRedis):
-        return backend.connect(client.connection_pool.connection_kwargs["server"], **options)
-    return backend.connect(**options)
 
 
 def scenario_keys(client: RedisClient, namespace: str) -> list[bytes]:

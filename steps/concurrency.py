@@ -13,22 +13,25 @@ Each writer has its own client (a worker of its own) and sends "w<writer>:<n>".
 
 from __future__ import annotations
 
+import asyncio
 import re
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
 from pytest_bdd import given, parsers, then, when
 
-from chat_memory import MemoryService, Message, WriteOutcomeUnknownError
+from chat_memory import AsyncMemoryService, MemoryService, Message, WriteOutcomeUnknownError
 
-from ._backends import Backend, RedisClient
+from ._backends import ClientRecipe, RedisClient
 from ._servers import move_slot, throwaway_cluster
 from .sessions import MemorySettings
 
+RESENDS = 5
 _NUMBERED = re.compile(r"w(\d+):(\d+)")
 
 
@@ -59,25 +62,65 @@ def crowd() -> Crowd:
 
 
 def _run_writers(
-    connect: Callable[[], RedisClient],
+    recipe: ClientRecipe,
+    api: str,
     settings: MemorySettings,
     namespace: str,
     crowd: Crowd,
     during: Callable[[], None] | None = None,
 ) -> None:
+    """Run the writers, workers with a client each (sync) or tasks of one process (async).
+
+    Either way a writer resends on WriteOutcomeUnknownError, as the README tells apps to,
+    up to ``RESENDS`` times.
+    """
+    config: dict[str, Any] = {
+        "max_history": settings.max_history,
+        "ttl": settings.ttl,
+        "namespace": namespace,
+    }
+
     def write(writer: int) -> None:
-        client = connect()
-        memory = MemoryService(client, settings.max_history, ttl=settings.ttl, namespace=namespace)
+        client = recipe.sync()
+        memory = MemoryService(client, **config)
         for n in range(crowd.per_writer):
-            message = Message("user", f"w{writer}:{n}")
-            try:
-                memory.add_messages(crowd.session_of(writer, n), [message])
-            except WriteOutcomeUnknownError as unknown:  # what the README tells apps to do
-                crowd.resent += 1
-                memory.add_messages(crowd.session_of(writer, n), unknown.messages)
+            session, messages = crowd.session_of(writer, n), [Message("user", f"w{writer}:{n}")]
+            for attempt in range(RESENDS + 1):
+                try:
+                    memory.add_messages(session, messages)
+                    break
+                except WriteOutcomeUnknownError as unknown:
+                    if attempt == RESENDS:
+                        raise
+                    crowd.resent += 1
+                    messages = unknown.messages
         client.close()
 
-    threads = [threading.Thread(target=write, args=(w,)) for w in range(crowd.writers)]
+    async def write_all_as_tasks() -> None:
+        client = recipe.asyncio()
+        memory = AsyncMemoryService(client, **config)
+
+        async def task(writer: int) -> None:
+            for n in range(crowd.per_writer):
+                session = crowd.session_of(writer, n)
+                messages = [Message("user", f"w{writer}:{n}")]
+                for attempt in range(RESENDS + 1):
+                    try:
+                        await memory.add_messages(session, messages)
+                        break
+                    except WriteOutcomeUnknownError as unknown:
+                        if attempt == RESENDS:
+                            raise
+                        crowd.resent += 1
+                        messages = unknown.messages
+
+        await asyncio.gather(*(task(writer) for writer in range(crowd.writers)))
+        await client.aclose()
+
+    if api == "async":
+        threads = [threading.Thread(target=lambda: asyncio.run(write_all_as_tasks()))]
+    else:
+        threads = [threading.Thread(target=write, args=(w,)) for w in range(crowd.writers)]
     stop = threading.Event()
     watcher = threading.Thread(target=lambda: _watch(during, stop)) if during else None
     for thread in [*threads, *([watcher] if watcher else [])]:
@@ -106,7 +149,8 @@ def _numbers(contents: list[str], writer: int) -> list[int]:
     )
 )
 def writers_to_one_session(
-    redis_backend: Backend,
+    client_recipe: ClientRecipe,
+    memory_api: str,
     memory_settings: MemorySettings,
     memory: MemoryService,
     namespace: str,
@@ -124,7 +168,7 @@ def writers_to_one_session(
     def look() -> None:
         crowd.observed.append([m["content"] for m in memory.get_context(session_id)])
 
-    _run_writers(redis_backend.connect, memory_settings, namespace, crowd, during=look)
+    _run_writers(client_recipe, memory_api, memory_settings, namespace, crowd, during=look)
 
 
 @when(
@@ -133,7 +177,8 @@ def writers_to_one_session(
     )
 )
 def writers_to_own_sessions(
-    redis_backend: Backend,
+    client_recipe: ClientRecipe,
+    memory_api: str,
     memory_settings: MemorySettings,
     memory: MemoryService,
     namespace: str,
@@ -147,7 +192,7 @@ def writers_to_own_sessions(
     """
     crowd.writers, crowd.per_writer = writers, count
     crowd.sessions = [f"writer-{w}" for w in range(writers)]
-    _run_writers(redis_backend.connect, memory_settings, namespace, crowd)
+    _run_writers(client_recipe, memory_api, memory_settings, namespace, crowd)
 
 
 @when(
@@ -157,7 +202,8 @@ def writers_to_own_sessions(
     )
 )
 def writers_over_many_sessions(
-    redis_backend: Backend,
+    client_recipe: ClientRecipe,
+    memory_api: str,
     memory_settings: MemorySettings,
     memory: MemoryService,
     namespace: str,
@@ -179,7 +225,7 @@ def writers_over_many_sessions(
         session = crowd.sessions[next(looks) % sessions]
         crowd.observed.append([m["content"] for m in memory.get_context(session)])
 
-    _run_writers(redis_backend.connect, memory_settings, namespace, crowd, during=look)
+    _run_writers(client_recipe, memory_api, memory_settings, namespace, crowd, during=look)
 
 
 @then("every session keeps its newest messages, each writer's in order, none twice")
@@ -241,18 +287,22 @@ def every_session_holds(memory: MemoryService, crowd: Crowd, count: int) -> None
         assert contents == [f"w{writer}:{n}" for n in range(count)]
 
 
-@given("the memory runs on a cluster of its own", target_fixture="redis_client")
-def memory_on_own_cluster(tmp_path: Path) -> Iterator[RedisClient]:
+@pytest.fixture
+def own_cluster(tmp_path: Path) -> Iterator[str]:
+    """A throwaway 3-master cluster of the scenario's own; the URL of a node."""
+    workdir = tmp_path / "cluster"
+    workdir.mkdir()
+    with throwaway_cluster(workdir) as url:
+        yield url
+
+
+@given("the memory runs on a cluster of its own", target_fixture="client_recipe")
+def memory_on_own_cluster(own_cluster: str) -> ClientRecipe:
     """The memory talks to a throwaway 3-master cluster that the scenario may reshard.
 
     Given the memory runs on a cluster of its own
     """
-    workdir = tmp_path / "cluster"
-    workdir.mkdir()
-    with throwaway_cluster(workdir) as url:
-        client = redis.RedisCluster.from_url(url)
-        yield client
-        client.close()
+    return ClientRecipe("cluster", own_cluster)
 
 
 @when(
@@ -263,6 +313,8 @@ def memory_on_own_cluster(tmp_path: Path) -> Iterator[RedisClient]:
 )
 def writers_while_slot_moves(
     redis_client: RedisClient,
+    client_recipe: ClientRecipe,
+    memory_api: str,
     memory_settings: MemorySettings,
     memory: MemoryService,
     namespace: str,
@@ -277,8 +329,6 @@ def writers_while_slot_moves(
     """
     assert isinstance(redis_client, redis.RedisCluster), "this step needs a Redis Cluster"
     crowd.writers, crowd.per_writer, crowd.sessions = writers, count, [session_id] * writers
-    startup = redis_client.get_nodes()[0]
-    url = f"redis://{startup.host}:{startup.port}/0"
     key = memory.keys.history(session_id)
     moved = threading.Event()
 
@@ -287,6 +337,6 @@ def writers_while_slot_moves(
             move_slot(redis_client, key)
             moved.set()
 
-    _run_writers(lambda: redis.RedisCluster.from_url(url), memory_settings, namespace, crowd,
+    _run_writers(client_recipe, memory_api, memory_settings, namespace, crowd,
                  during=move_once_under_way)  # fmt: skip
     assert moved.is_set(), "the writers finished before the slot could move"

@@ -37,11 +37,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
 import trustme
 from pytest_bdd import given, parsers, then, when
-from redis.backoff import ExponentialBackoff
-from redis.retry import Retry
 
 from chat_memory import (
     MemoryService,
@@ -51,6 +48,8 @@ from chat_memory import (
     acl_rules,
 )
 
+from ._apis import Services
+from ._backends import ClientRecipe
 from ._servers import HOST, ThrowawayServer
 from .conversation import Attempt
 
@@ -72,20 +71,22 @@ def fault_server(tmp_path: Path, own_servers: list[ThrowawayServer]) -> Iterator
         server.stop()
 
 
-def production_client(port: int, host: str = HOST, **options: Any) -> redis.Redis:
+def production_client(
+    port: int, host: str = HOST, tls: bool = False, **options: Any
+) -> ClientRecipe:
     """A client configured as the README advises: bounded waits, a few quick retries."""
-    return redis.Redis(
-        host=host,
-        port=port,
-        socket_timeout=0.5,
-        socket_connect_timeout=0.5,
-        retry=Retry(ExponentialBackoff(cap=0.1, base=0.02), 3),
-        **options,
+    scheme = "rediss" if tls else "redis"
+    settings = {"socket_timeout": 0.5, "socket_connect_timeout": 0.5, **options}
+    return ClientRecipe(
+        "redis",
+        f"{scheme}://{host}:{port}/0",
+        options=tuple(settings.items()),
+        retry=(0.1, 0.02, 3),
     )
 
 
-@given("the memory runs on a server of its own", target_fixture="redis_client")
-def memory_on_own_server(fault_server: ThrowawayServer) -> redis.Redis:
+@given("the memory runs on a server of its own", target_fixture="client_recipe")
+def memory_on_own_server(fault_server: ThrowawayServer) -> ClientRecipe:
     """The memory talks to a throwaway server that the scenario may break.
 
     Given the memory runs on a server of its own
@@ -243,7 +244,7 @@ def refused_by_server(attempt: Attempt, reason: str) -> None:
     assert reason in str(attempt.error)
 
 
-def _acl_user(server: ThrowawayServer, namespace: str, without: str | None) -> redis.Redis:
+def _acl_user(server: ThrowawayServer, namespace: str, without: str | None) -> ClientRecipe:
     rules = [rule for rule in acl_rules(namespace) if rule != f"+{without}"]
     assert without is None or len(rules) < len(acl_rules(namespace)), f"no rule +{without}"
     admin = server.admin()
@@ -255,9 +256,9 @@ def _acl_user(server: ThrowawayServer, namespace: str, without: str | None) -> r
 
 @given(
     "the memory runs as a Redis user allowed only what the README lists",
-    target_fixture="redis_client",
+    target_fixture="client_recipe",
 )
-def memory_as_least_privileged_user(fault_server: ThrowawayServer, namespace: str) -> redis.Redis:
+def memory_as_least_privileged_user(fault_server: ThrowawayServer, namespace: str) -> ClientRecipe:
     """The memory logs in as a user made with exactly the README's ACL SETUSER rules.
 
     Given the memory runs as a Redis user allowed only what the README lists
@@ -269,11 +270,11 @@ def memory_as_least_privileged_user(fault_server: ThrowawayServer, namespace: st
     parsers.parse(
         'the memory runs as a Redis user allowed what the README lists except "{command}"'
     ),
-    target_fixture="redis_client",
+    target_fixture="client_recipe",
 )
 def memory_as_user_without(
     fault_server: ThrowawayServer, namespace: str, command: str
-) -> redis.Redis:
+) -> ClientRecipe:
     """The memory logs in as a user made with the README's rules, one command left out.
 
     Given the memory runs as a Redis user allowed what the README lists except "ltrim"
@@ -283,13 +284,13 @@ def memory_as_user_without(
 
 @when(parsers.parse('the app sends a message in the namespace "{other}"'))
 def app_sends_in_namespace(
-    redis_client: redis.Redis, session_id: str, attempt: Attempt, other: str
+    services: Services, session_id: str, attempt: Attempt, other: str
 ) -> None:
     """The app writes, with the same Redis user, into another namespace than the memory's.
 
     When the app sends a message in the namespace "billing"
     """
-    elsewhere = MemoryService(redis_client, namespace=other)
+    elsewhere = services.memory(namespace=other)
     attempt.make(lambda: elsewhere.add_message(session_id, "user", "hello"))
 
 
@@ -338,21 +339,21 @@ def tls_server(
         server.stop()
 
 
-def _tls_client(server: ThrowawayServer, tmp_path: Path, host: str, ca: trustme.CA) -> redis.Redis:
+def _tls_client(server: ThrowawayServer, tmp_path: Path, host: str, ca: trustme.CA) -> ClientRecipe:
     trusted = tmp_path / "trusted-ca.crt"
     ca.cert_pem.write_to_path(str(trusted))
     return production_client(
-        server.port, host=host, ssl=True, ssl_ca_certs=str(trusted), ssl_check_hostname=True
+        server.port, host=host, tls=True, ssl_ca_certs=str(trusted), ssl_check_hostname=True
     )
 
 
 @given(
     "the memory connects over TLS, trusting the server's certificate authority",
-    target_fixture="redis_client",
+    target_fixture="client_recipe",
 )
 def memory_over_tls(
     tls_server: ThrowawayServer, tmp_path: Path, certificate_authority: trustme.CA
-) -> redis.Redis:
+) -> ClientRecipe:
     """The memory's client speaks TLS to "localhost" and trusts the authority that signed it.
 
     Given the memory connects over TLS, trusting the server's certificate authority
@@ -362,9 +363,9 @@ def memory_over_tls(
 
 @given(
     "the memory connects over TLS, trusting another certificate authority",
-    target_fixture="redis_client",
+    target_fixture="client_recipe",
 )
-def memory_over_tls_wrong_ca(tls_server: ThrowawayServer, tmp_path: Path) -> redis.Redis:
+def memory_over_tls_wrong_ca(tls_server: ThrowawayServer, tmp_path: Path) -> ClientRecipe:
     """The memory's client trusts an authority that did not sign the server's certificate.
 
     Given the memory connects over TLS, trusting another certificate authority
@@ -374,11 +375,11 @@ def memory_over_tls_wrong_ca(tls_server: ThrowawayServer, tmp_path: Path) -> red
 
 @given(
     "the memory connects over TLS under a name the server's certificate does not carry",
-    target_fixture="redis_client",
+    target_fixture="client_recipe",
 )
 def memory_over_tls_wrong_name(
     tls_server: ThrowawayServer, tmp_path: Path, certificate_authority: trustme.CA
-) -> redis.Redis:
+) -> ClientRecipe:
     """The memory's client reaches the server as 127.0.0.1; its certificate names "localhost".
 
     Given the memory connects over TLS under a name the server's certificate does not carry

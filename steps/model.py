@@ -26,13 +26,15 @@ import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import pytest
 from pytest_bdd import given, parsers, then, when
 
 from chat_memory import ChatModel, ChatService, MemoryService, TokenCounter
-from chat_memory.testing import FakeLLM, FakeLLMError, count_words
+from chat_memory.testing import AsyncFakeLLM, FakeLLM, FakeLLMError, count_words
 
+from ._apis import Services
 from ._compare import expect_messages, expect_text, table
 from ._tables import MESSAGE_COLUMNS, messages, reads_json, reads_table
 
@@ -72,30 +74,41 @@ def chat_settings() -> ChatSettings:
 
 
 @pytest.fixture
-def model(request: pytest.FixtureRequest) -> ChatModel:
+def model(request: pytest.FixtureRequest, services: Services) -> ChatModel:
     """The model the chat turn prompts: a recording fake, or a real one for @llm_smoke."""
     if request.node.get_closest_marker("llm_smoke") is None:
-        return FakeLLM(echo=True)
+        return services.fake_model()
+    base_url, api_key = os.environ["LLM_BASE_URL"], os.environ.get("LLM_API_KEY", "-")
+    name = os.environ.get("LLM_MODEL", "gpt-4o-mini")
+    if services.api == "async":
+        from openai import AsyncOpenAI
+
+        from chat_memory.openai_model import AsyncOpenAIChatModel
+
+        async_model = AsyncOpenAIChatModel(AsyncOpenAI(base_url=base_url, api_key=api_key), name)
+        return cast(ChatModel, async_model)
     from openai import OpenAI
 
     from chat_memory.openai_model import OpenAIChatModel
 
-    client = OpenAI(base_url=os.environ["LLM_BASE_URL"], api_key=os.environ.get("LLM_API_KEY", "-"))
-    return OpenAIChatModel(client, os.environ.get("LLM_MODEL", "gpt-4o-mini"), temperature=0)
+    return OpenAIChatModel(OpenAI(base_url=base_url, api_key=api_key), name, temperature=0)
 
 
 @pytest.fixture
 def fake_model(model: ChatModel) -> FakeLLM:
     """The recording fake model (steps that script or inspect it need the fake)."""
-    assert isinstance(model, FakeLLM), "this step needs the fake model, not a real one"
+    # The async fake scripts and records exactly as the sync one does.
+    assert isinstance(model, FakeLLM | AsyncFakeLLM), "this step needs the fake model"
     return model
 
 
 @pytest.fixture
-def chat(memory: MemoryService, model: ChatModel, chat_settings: ChatSettings) -> ChatService:
+def chat(
+    memory: MemoryService, model: ChatModel, chat_settings: ChatSettings, services: Services
+) -> ChatService:
     """The chat turn under test."""
     chat_settings.built = True
-    return ChatService(
+    return services.chat(
         memory,
         model,
         system_prompt=chat_settings.system_prompt,

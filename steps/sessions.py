@@ -14,7 +14,6 @@ with them, the first time a step uses it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -23,7 +22,7 @@ from pytest_bdd import given, parsers, then, when
 
 from chat_memory import MemoryService
 
-from ._backends import Backend, RedisClient, second_client
+from ._apis import Services
 from .clock import ScenarioClock
 
 
@@ -51,25 +50,15 @@ def memory_settings() -> MemorySettings:
 
 
 @pytest.fixture
-def memory(
-    memory_settings: MemorySettings,
-    redis_client: RedisClient,
-    redis_backend: Backend,
-    namespace: str,
-) -> Iterator[MemoryService]:
-    """The memory service under test, built from the scenario's settings."""
+def memory(memory_settings: MemorySettings, services: Services, namespace: str) -> MemoryService:
+    """The memory service under test (sync, or async seen through blocking calls)."""
     memory_settings.built = True
-    client = redis_client
-    if memory_settings.decode_responses:
-        client = second_client(redis_backend, redis_client, decode_responses=True)
-    yield MemoryService(
-        client,
-        memory_settings.max_history,
+    return services.memory(
+        decode_responses=memory_settings.decode_responses,
+        max_history=memory_settings.max_history,
         ttl=memory_settings.ttl,
         namespace=namespace,
     )
-    if client is not redis_client:
-        client.close()
 
 
 DEFAULT_SESSION = "default"
@@ -112,13 +101,13 @@ def sessions_expire(memory_settings: MemorySettings, clock: ScenarioClock, minut
 
 @given("the app was redeployed with sessions that never expire", target_fixture="memory")
 def redeployed_without_expiry(
-    memory_settings: MemorySettings, redis_client: RedisClient, namespace: str
+    memory_settings: MemorySettings, services: Services, namespace: str
 ) -> MemoryService:
     """The app starts again with expiry turned off; the sessions it stored stay where they are.
 
     Given the app was redeployed with sessions that never expire
     """
-    return MemoryService(redis_client, memory_settings.max_history, ttl=None, namespace=namespace)
+    return services.memory(max_history=memory_settings.max_history, ttl=None, namespace=namespace)
 
 
 @given("the memory's client decodes responses as text")

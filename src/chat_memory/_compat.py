@@ -7,7 +7,12 @@
   derive from ``RedisError``; some cluster ones (``RedisClusterException`` and
   its children) and a few others derive from ``Exception`` only.
 
-``tests/unit/test_compat.py`` fails when either stops being true.
+- :func:`internal_failure`: redis-py's asyncio cluster client can fail with a
+  bare ``AttributeError``/``TypeError`` from inside its connection code when a
+  connection is torn down under concurrent tasks (redis-py issues #3546,
+  #3835). Such a failure is a broken connection, and is reported as one.
+
+``tests/unit/test_compat.py`` fails when any of this stops being true.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from typing import Final
 import redis.exceptions
 from redis.client import NEVER_DECODE as _NEVER_DECODE
 
-__all__ = ["NEVER_DECODE", "RAW", "REDIS_EXCEPTIONS"]
+__all__ = ["NEVER_DECODE", "RAW", "REDIS_EXCEPTIONS", "internal_failure"]
 
 NEVER_DECODE: Final = _NEVER_DECODE
 RAW: Final = {NEVER_DECODE: True}
@@ -33,3 +38,25 @@ REDIS_EXCEPTIONS: Final[tuple[type[Exception], ...]] = tuple(
     )
     if cls is not None
 )
+
+
+def internal_failure(exc: Exception) -> redis.exceptions.ConnectionError | None:
+    """Return ``exc`` as a ConnectionError if redis-py raised it from inside its own code.
+
+    Only a non-redis exception whose innermost frame is in the ``redis``
+    package qualifies; anything raised by chat-memory or the caller does not.
+    """
+    if isinstance(exc, REDIS_EXCEPTIONS):
+        return None
+    frame = None
+    tb = exc.__traceback__
+    while tb is not None:
+        frame, tb = tb.tb_frame, tb.tb_next
+    module = str(frame.f_globals.get("__name__", "")) if frame is not None else ""
+    if module != "redis" and not module.startswith("redis."):
+        return None
+    error = redis.exceptions.ConnectionError(
+        f"redis-py failed inside its connection code: {type(exc).__name__}: {exc}"
+    )
+    error.__cause__ = exc
+    return error

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Generator, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar
 
-from ._compat import REDIS_EXCEPTIONS
+from ._compat import REDIS_EXCEPTIONS, internal_failure
 from ._core import AppendResult, MemoryCore, MessageInput, seconds_left
 from ._errors import Op, script_error, storage_error, wrong_type_key
 from ._message import Message
@@ -132,6 +132,10 @@ def run(operation: Operation[T], perform: Callable[[Request], Any]) -> T:
             reply, error = perform(request), None
         except REDIS_EXCEPTIONS as exc:
             reply, error = None, exc
+        except Exception as exc:  # only redis-py's own internal failures, see _compat
+            reply, error = None, internal_failure(exc)
+            if error is None:
+                raise
 
 
 async def arun(operation: Operation[T], perform: Callable[[Request], Awaitable[Any]]) -> T:
@@ -147,3 +151,7 @@ async def arun(operation: Operation[T], perform: Callable[[Request], Awaitable[A
             reply, error = await perform(request), None
         except REDIS_EXCEPTIONS as exc:
             reply, error = None, exc
+        except Exception as exc:  # only redis-py's own internal failures, see _compat
+            reply, error = None, internal_failure(exc)
+            if error is None:
+                raise

@@ -114,3 +114,22 @@ def test_a_refused_tls_certificate_sent_nothing() -> None:
     assert not error.may_have_written
     wrong_password = redis.exceptions.AuthenticationError("invalid username-password pair")
     assert not storage_error(wrong_password, op=Op.SCRIPT).may_have_written
+
+
+def test_a_failure_inside_redis_py_code_is_a_broken_connection() -> None:
+    from chat_memory._compat import internal_failure
+
+    namespace: dict[str, object] = {"__name__": "redis.asyncio.connection"}
+    exec("def send(writer):\n    writer.writelines([b'x'])\n", namespace)
+    try:
+        namespace["send"](None)  # type: ignore[operator]
+    except AttributeError as exc:
+        error = internal_failure(exc)
+    assert isinstance(error, redis.ConnectionError)
+    assert isinstance(error.__cause__, AttributeError)
+    ours = AttributeError("ours")
+    try:
+        raise ours
+    except AttributeError:
+        pass
+    assert internal_failure(ours) is None

@@ -1,0 +1,182 @@
+"""Which API the scenarios drive: the sync services, the async ones, or each scenario on both.
+
+``--memory-api sync|async|both`` (default ``both``). With ``async``, the steps
+still read as plain sentences: they call the async services through
+:class:`Blocking`, which runs each call to completion on the scenario's own
+event loop. No scenario is written twice; the API in use is printed in the
+pytest header, named in test ids (``[sync]``, ``[async]``) and in the living
+documentation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any, cast
+
+import pytest
+
+from chat_memory import (
+    AsyncChatService,
+    AsyncMemoryService,
+    ChatModel,
+    ChatService,
+    MemoryService,
+    TokenCounter,
+)
+from chat_memory.testing import AsyncFakeLLM, FakeLLM
+
+from ._backends import AsyncRedisClient, ClientRecipe, RedisClient
+
+APIS = ("sync", "async")
+API_KEY = "memory-api"
+
+
+class Blocking:
+    """An async service seen through blocking calls, run on one event loop.
+
+    Coroutine methods return their result; async generators become plain
+    iterators (closing one closes the async generator); everything else is
+    passed through. ``target`` is the async service itself.
+    """
+
+    def __init__(self, target: Any, loop: asyncio.AbstractEventLoop) -> None:
+        """Wrap ``target``; its coroutines run on ``loop``."""
+        self.target = target
+        self._loop = loop
+
+    def __getattr__(self, name: str) -> Any:
+        """Return the attribute, made blocking if it is a coroutine or async generator method."""
+        value = getattr(self.target, name)
+        if inspect.iscoroutinefunction(value):
+            return lambda *args, **kwargs: self._loop.run_until_complete(value(*args, **kwargs))
+        if inspect.isasyncgenfunction(value):
+            return lambda *args, **kwargs: self._iterate(value(*args, **kwargs))
+        return value
+
+    def _iterate(self, stream: AsyncIterator[Any]) -> Iterator[Any]:
+        try:
+            while True:
+                try:
+                    yield self._loop.run_until_complete(anext(stream))
+                except StopAsyncIteration:
+                    return
+        finally:
+            self._loop.run_until_complete(stream.aclose())  # type: ignore[attr-defined]
+
+
+class Services:
+    """Builds the scenario's memory, chat and model for the API under test."""
+
+    def __init__(self, api: str, recipe: ClientRecipe, client: RedisClient) -> None:
+        """Build services over ``client`` (sync) or new async clients of ``recipe``."""
+        self.api = api
+        self._recipe = recipe
+        self._client = client
+        self._sync_clients: list[RedisClient] = []
+        self._async_clients: list[AsyncRedisClient] = []
+        self.loop = asyncio.new_event_loop() if api == "async" else None
+
+    def memory(self, *, decode_responses: bool = False, **settings: Any) -> MemoryService:
+        """Return a memory service (or its blocking view), with these settings."""
+        if self.loop is None:
+            client = self._client
+            if decode_responses:
+                client = self._recipe.sync(decode_responses=True)
+                self._sync_clients.append(client)
+            return MemoryService(client, **settings)
+        async_client = self._recipe.asyncio(decode_responses=decode_responses)
+        self._async_clients.append(async_client)
+        return cast(
+            MemoryService, Blocking(AsyncMemoryService(async_client, **settings), self.loop)
+        )
+
+    def chat(
+        self,
+        memory: MemoryService,
+        model: ChatModel,
+        *,
+        system_prompt: str | None,
+        max_prompt_tokens: int | None,
+        token_counter: TokenCounter | None,
+    ) -> ChatService:
+        """Return a chat service (or its blocking view) over ``memory`` and ``model``."""
+        settings: dict[str, Any] = {
+            "system_prompt": system_prompt,
+            "max_prompt_tokens": max_prompt_tokens,
+            "token_counter": token_counter,
+        }
+        if self.loop is None:
+            return ChatService(memory, model, **settings)
+        target = cast(Blocking, memory).target
+        service = AsyncChatService(target, model, **settings)  # type: ignore[arg-type]
+        return cast(ChatService, Blocking(service, self.loop))
+
+    def fake_model(self) -> FakeLLM:
+        """Return the recording fake model of this API (it echoes when nothing is scripted)."""
+        if self.loop is None:
+            return FakeLLM(echo=True)
+        return cast(FakeLLM, AsyncFakeLLM(echo=True))
+
+    def run(self, make: Callable[[], Any]) -> Any:
+        """Run ``make()`` (a coroutine) to completion on the scenario's loop."""
+        assert self.loop is not None, "only the async API has a loop"
+        return self.loop.run_until_complete(make())
+
+    def close(self) -> None:
+        """Close every client this scenario opened, and its loop."""
+        for client in self._sync_clients:
+            client.close()
+        if self.loop is not None:
+            for async_client in self._async_clients:
+                self.loop.run_until_complete(async_client.aclose())
+            self.loop.close()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Add --memory-api."""
+    parser.getgroup("chat-memory").addoption(
+        "--memory-api",
+        choices=("sync", "async", "both"),
+        default="both",
+        help="drive the scenarios through the sync API, the async one, or both (default)",
+    )
+
+
+def selected_apis(config: pytest.Config) -> tuple[str, ...]:
+    """The APIs this run drives."""
+    chosen = str(config.getoption("--memory-api"))
+    return APIS if chosen == "both" else (chosen,)
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """Name the API in the pytest header."""
+    apis = selected_apis(config)
+    if len(apis) == 2:
+        return "chat-memory API: sync and async (each scenario runs on both)"
+    return f"chat-memory API: {apis[0]}"
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Run every scenario once per selected API."""
+    if "memory_api" in metafunc.fixturenames and metafunc.definition.path.suffix == ".feature":
+        metafunc.parametrize("memory_api", selected_apis(metafunc.config), indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def memory_api(request: pytest.FixtureRequest) -> str:
+    """The API this scenario drives: "sync" or "async"."""
+    api = str(getattr(request, "param", "sync"))
+    request.node.user_properties.append((API_KEY, api))
+    return api
+
+
+@pytest.fixture
+def services(
+    memory_api: str, client_recipe: ClientRecipe, redis_client: RedisClient
+) -> Iterator[Services]:
+    """The scenario's service builder for its API; closes what it opened."""
+    built = Services(memory_api, client_recipe, redis_client)
+    yield built
+    built.close()
