@@ -17,7 +17,7 @@ import redis.asyncio
 
 from . import _ops as ops
 from ._budget import TokenCounter, approximate_tokens
-from ._chat import ChatCore
+from ._chat import ChatCore, text_chunk
 from ._compat import RAW
 from ._core import APPEND_LUA, DEFAULT_MAX_MESSAGE_BYTES, AppendResult, MemoryCore, MessageInput
 from ._keys import DEFAULT_NAMESPACE, KeyLayout
@@ -221,6 +221,6 @@ class AsyncChatService:
         user = Message("user", user_text)
         chunks: list[str] = []
         async for chunk in self._llm.stream(await self.prompt(session_id, user_text)):
-            chunks.append(chunk)
+            chunks.append(text_chunk(chunk))
             yield chunk
         await self._memory.run(self._core.store(session_id, user, "".join(chunks)))

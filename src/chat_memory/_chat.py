@@ -23,7 +23,9 @@ An OpenAI-style client fits in a few lines
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Generator, Iterator
+from dataclasses import replace
 from typing import Any, Protocol, runtime_checkable
 
 from . import _ops as ops
@@ -40,7 +42,7 @@ from .exceptions import (
     check_whole_number,
 )
 
-__all__ = ["ChatCore", "ChatModel", "ChatService", "StreamingChatModel"]
+__all__ = ["ChatCore", "ChatModel", "ChatService", "StreamingChatModel", "text_chunk"]
 
 
 @runtime_checkable
@@ -112,7 +114,8 @@ class ChatCore:
 
     def store(self, session_id: str, user: Message, answer: object) -> ops.Operation[Message]:
         """Store the user message and the answer in one write; return the answer as stored."""
-        turn = [user, _assistant_message(answer)]
+        # Ids now, so that the turn an error hands back can be retried safely.
+        turn = [_with_id(user), _with_id(_assistant_message(answer))]
         try:
             stored = yield from ops.add_messages(self.memory, session_id, turn)
         except ChatMemoryError as exc:
@@ -182,9 +185,20 @@ class ChatService:
         user = Message("user", user_text)
         chunks: list[str] = []
         for chunk in self._llm.stream(self.prompt(session_id, user_text)):
-            chunks.append(chunk)
+            chunks.append(text_chunk(chunk))
             yield chunk
         self._memory.run(self._core.store(session_id, user, "".join(chunks)))
+
+
+def text_chunk(chunk: object) -> str:
+    """Return a streamed chunk, refusing anything but text (nothing is stored then)."""
+    if not isinstance(chunk, str):
+        raise InvalidContentError(f"the model streamed {type(chunk).__name__}, not text")
+    return chunk
+
+
+def _with_id(message: Message) -> Message:
+    return message if message.id is not None else replace(message, id=uuid.uuid4().hex)
 
 
 def _assistant_message(answer: object) -> Message:

@@ -23,6 +23,7 @@ from ._codec import DecodeError, Encoded, decode, encode_for_storage
 from ._keys import KeyLayout
 from ._message import Message, message_from_chat
 from .exceptions import (
+    ChatMemoryError,
     CorruptEntryError,
     InvalidContentError,
     InvalidInputError,
@@ -136,6 +137,11 @@ class MemoryCore:
             raise InvalidContentError("add_messages needs at least one message")
         if len({m.id for m in stamped}) != len(stamped):
             raise InvalidContentError("message ids must be unique within one call")
+        if len(stamped) > self.idempotency_window:
+            raise InvalidContentError(
+                f"one call may append at most idempotency_window ({self.idempotency_window})"
+                f" messages, not {len(stamped)}: a retry could not recognise them all"
+            )
         encoded = [encode_for_storage(m) for m in stamped]
         args = list(self._fixed_args)
         for item in encoded:
@@ -209,7 +215,12 @@ def _stamp(message: Message, now: float) -> Message:
 
 def _as_stored(message: Message, fingerprint: bytes | str) -> Message:
     """Return the message as first stored: same content (the digest matched), stored time."""
-    text = fingerprint.decode("ascii") if isinstance(fingerprint, bytes) else fingerprint
-    if not text:  # remembered before fingerprints existed: only the id is known
+    text = fingerprint.decode("ascii", "replace") if isinstance(fingerprint, bytes) else fingerprint
+    _, _, stamp = text.partition(" ")
+    try:
+        created_at = json.loads(stamp)
+        return replace(message, created_at=created_at)
+    except (ValueError, ChatMemoryError):
+        # Remembered before fingerprints existed (or written by someone else): only the
+        # id is known, so the message is returned as given.
         return message
-    return replace(message, created_at=json.loads(text.split(" ", 1)[1]))

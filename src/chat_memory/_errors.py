@@ -11,11 +11,13 @@ first attempt may have been applied though its answer was lost. So:
   way that repeats on every attempt (a TLS certificate not accepted, a wrong
   password): nothing was sent;
 - a refusal of a single-command write (``DEL``) or of the append script before
-  its first write (its own checks, out of memory, a read-only replica, a
-  command the user may not run) is a :class:`StorageUnavailableError`: the
-  session is unchanged. For the script this holds across retries too: an
-  earlier attempt that was applied would have made every id of the call
-  "already stored", and the script then writes nothing that could be refused;
+  its first write (its own checks, out of memory, a command the user may not
+  run) is a :class:`StorageUnavailableError`: the session is unchanged. For
+  the script this holds across retries too: an earlier attempt that was
+  applied would have made every id of the call "already stored", and the
+  script then writes nothing at all (not even the TTL) that could be refused.
+  A read-only replica is the exception: after a failover a retry may reach a
+  replica that has not seen the earlier attempt, so it is outcome-unknown;
 - anything else from the append script (it may have failed halfway) is
   :class:`WriteOutcomeUnknownError`.
 """
@@ -74,7 +76,7 @@ def storage_error(exc: Exception, *, op: Op, messages: Sequence[Message] = ()) -
             f"the Redis user may not run this command or touch this key ({exc});"
             " nothing was written"
         )
-    refused_before_writing = isinstance(exc, rx.OutOfMemoryError | rx.ReadOnlyError)
+    refused_before_writing = isinstance(exc, rx.OutOfMemoryError)
     if op is Op.SCRIPT and not refused_before_writing:
         return WriteOutcomeUnknownError(
             f"the append failed ({detail}); it may or may not have happened", messages

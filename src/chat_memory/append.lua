@@ -49,8 +49,10 @@ for i = 1, 3 do
   end
 end
 
--- Ids remembered before fingerprints existed are only in the ids list.
-local unfingerprinted = redis.call('LLEN', KEYS[2]) > redis.call('HLEN', KEYS[3])
+-- Ids written by 0.1 (which trims the ids list with the history) are only in the
+-- list; while the list and the hash disagree, an id missing from the hash is
+-- looked up in the list too.
+local unfingerprinted = redis.call('LLEN', KEYS[2]) ~= redis.call('HLEN', KEYS[3])
 local outcome, entries, ids, seen = {}, {}, {}, {}
 for i = 4, #ARGV, 3 do
   local id, fingerprint = ARGV[i], ARGV[i + 1]
@@ -82,12 +84,13 @@ if #entries > 0 then
     chunked('HDEL', KEYS[3], redis.call('LRANGE', KEYS[2], 0, excess - 1))
     redis.call('LTRIM', KEYS[2], excess, -1)
   end
-end
-for i = 1, 3 do
-  if ARGV[2] == '0' then
-    redis.call('PERSIST', KEYS[i])
-  else
-    redis.call('PEXPIRE', KEYS[i], ARGV[2])
+  -- Only a call that appended is a write: a retry of stored messages changes nothing.
+  for i = 1, 3 do
+    if ARGV[2] == '0' then
+      redis.call('PERSIST', KEYS[i])
+    else
+      redis.call('PEXPIRE', KEYS[i], ARGV[2])
+    end
   end
 end
 return outcome

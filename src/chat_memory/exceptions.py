@@ -115,9 +115,12 @@ class ReplyNotStoredError(ChatMemoryError):
     """The model answered, but the turn (question and answer) could not be stored.
 
     ``reply`` is the model's answer, so the caller can still show it;
-    ``messages`` is the turn as it was to be stored, for a retry with
-    ``add_messages``; ``__cause__`` is the reason (an invalid reply, or a
-    :class:`StorageError`), and ``may_have_written`` is that reason's.
+    ``messages`` is the turn as it was to be stored, ids included, for a safe
+    retry with ``add_messages``; ``__cause__`` is the reason (an answer that
+    cannot be stored, such as text that is not UTF-8, or a
+    :class:`StorageError`), and ``may_have_written`` is that reason's. A model
+    that returns something other than text or an assistant Message raises
+    :class:`InvalidContentError` instead: there is no reply to show.
     """
 
     def __init__(self, reply: str | Message, messages: Sequence[Message], cause: Exception) -> None:

@@ -72,7 +72,6 @@ def test_a_connection_error_on_a_write_may_have_written() -> None:
         redis.exceptions.OutOfMemoryError(
             "OOM command not allowed when used memory > 'maxmemory'."
         ),
-        redis.exceptions.ReadOnlyError("READONLY You can't write against a read only replica."),
         redis.exceptions.NoPermissionError(
             "NOPERM User app has no permissions to run the 'evalsha' command"
         ),
@@ -82,6 +81,12 @@ def test_refusals_before_the_scripts_first_write_wrote_nothing(exc: Exception) -
     error = script_error(exc, keys=("h", "i", "s"), messages=())
     assert isinstance(error, StorageUnavailableError)
     assert not error.may_have_written
+
+
+def test_a_read_only_replica_after_a_failover_may_hide_an_earlier_write() -> None:
+    exc = redis.exceptions.ReadOnlyError("READONLY You can't write against a read only replica.")
+    error = script_error(exc, keys=("h", "i", "s"), messages=())
+    assert isinstance(error, WriteOutcomeUnknownError)
 
 
 def test_a_permission_error_inside_a_script_may_follow_a_write() -> None:

@@ -261,3 +261,99 @@ def test_a_wrong_key_type_names_the_key_and_its_type_and_writes_nothing(
 def test_settings_are_named_when_refused(fake_redis: fakeredis.FakeRedis) -> None:
     with pytest.raises(InvalidInputError, match="ttl"):
         MemoryService(fake_redis, ttl=timedelta(seconds=-1))
+
+
+# Found in review: the retry paths themselves must stay truthful.
+
+
+def test_a_turn_that_could_not_be_stored_hands_back_messages_with_ids_that_retry_once(
+    fake_redis: fakeredis.FakeRedis,
+) -> None:
+    memory = MemoryService(fake_redis)
+    real_append = memory._append
+    calls = 0
+
+    def applied_but_answer_lost(**kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        real_append(**kwargs)
+        if calls == 1:
+            raise redis.ConnectionError("connection reset after the write")
+        return None
+
+    memory._append = applied_but_answer_lost  # type: ignore[assignment]
+    chat = ChatService(memory, FakeLLM(replies=["Hello Ada."]))
+    with pytest.raises(cm.ReplyNotStoredError) as failure:
+        chat.reply("s", "I am Ada.")
+    assert failure.value.may_have_written
+    assert all(m.id for m in failure.value.messages)
+    memory._append = real_append
+    again = memory.add_messages("s", failure.value.messages)
+    assert len(again.already_stored) == 2
+    assert [m["content"] for m in memory.get_context("s")] == ["I am Ada.", "Hello Ada."]
+
+
+def test_a_retry_of_stored_messages_writes_nothing_not_even_the_ttl(
+    fake_redis: fakeredis.FakeRedis,
+) -> None:
+    memory = MemoryService(fake_redis, ttl=60)
+    memory.add_message("s", "user", "hi", message_id="m-1")
+    for key in memory.keys.all("s"):
+        fake_redis.pexpire(key, 10_000)
+    memory.add_message("s", "user", "hi", message_id="m-1")
+    assert all(0 < fake_redis.pttl(key) <= 10_000 for key in memory.keys.all("s"))
+
+
+def test_a_call_larger_than_the_idempotency_window_is_refused(
+    fake_redis: fakeredis.FakeRedis,
+) -> None:
+    memory = MemoryService(fake_redis, max_history=2, idempotency_window=2)
+    with pytest.raises(InvalidContentError, match="idempotency_window"):
+        memory.add_messages("s", [Message("user", str(n)) for n in range(3)])
+    assert fake_redis.keys() == []
+
+
+def test_ids_written_by_an_older_version_beside_newer_ones_are_still_recognised(
+    fake_redis: fakeredis.FakeRedis,
+) -> None:
+    memory = MemoryService(fake_redis, max_history=2)
+    for name in "abc":
+        memory.add_message("s", "user", name, message_id=name)
+    # What the 0.1 script does: push the entry and its id, trim both lists to the history.
+    history, ids, _ = memory.keys.all("s")
+    fake_redis.rpush(history, '{"v":1,"id":"d","role":"user","content":"d","created_at":1.0}')
+    fake_redis.rpush(ids, "d")
+    fake_redis.ltrim(history, -2, -1)
+    fake_redis.ltrim(ids, -2, -1)
+    memory.add_message("s", "user", "d", message_id="d")
+    assert [m["content"] for m in memory.get_context("s")] == ["c", "d"]
+
+
+def test_a_fingerprint_another_writer_mangled_does_not_escape_as_a_raw_error(
+    fake_redis: fakeredis.FakeRedis,
+) -> None:
+    memory = MemoryService(fake_redis)
+    stored = memory.add_message("s", "user", "hi", message_id="m-1")
+    fingerprint = fake_redis.hget(memory.keys.seen("s"), "m-1")
+    assert fingerprint is not None
+    digest = (fingerprint if isinstance(fingerprint, str) else fingerprint.decode()).split()[0]
+    for mangled in (digest, f"{digest} not-json", f"{digest} NaN"):
+        fake_redis.hset(memory.keys.seen("s"), "m-1", mangled)
+        again = memory.add_message("s", "user", "hi", message_id="m-1")
+        assert (again.id, again.content) == (stored.id, stored.content)
+    assert len(memory.get_context("s")) == 1
+
+
+def test_a_stream_of_something_other_than_text_is_refused_and_stores_nothing(
+    fake_redis: fakeredis.FakeRedis,
+) -> None:
+    class OddStream(FakeLLM):
+        def stream(self, messages: list[dict[str, Any]]) -> Any:
+            yield "fine "
+            yield 42
+
+    memory = MemoryService(fake_redis)
+    chat = ChatService(memory, OddStream(replies=["unused"]))
+    with pytest.raises(InvalidContentError, match="streamed int"):
+        list(chat.stream("s", "hi"))
+    assert memory.get_context("s") == []
