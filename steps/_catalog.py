@@ -29,7 +29,8 @@ KINDS = {
     "": "any text",
 }
 _PARSE_FIELD = re.compile(r"\{(\w+)(?::([^}]*))?\}")
-_REGEX_GROUP = re.compile(r"\(\?P<(\w+)>((?:[^()]|\([^()]*\))*)\)")
+_REGEX_GROUP = re.compile(r"\(\?P<(\w+)>((?:[^()]|\((?:[^()]|\([^()]*\))*\))*)\)")
+"""A named group of a step's regular expression, with up to two levels of groups inside."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ def readable(pattern: str) -> str:
     """Show a step pattern as authors read it: ``{limit}``, ``message(s)``, no format codes."""
     pattern = _REGEX_GROUP.sub(r"{\1}", pattern)
     pattern = _PARSE_FIELD.sub(r"{\1}", pattern)
+    pattern = re.sub(r"\(\?:([^()]*)\)", lambda m: m[1].replace("|", "/"), pattern)
     return re.sub(r"(\w)\?", r"(\1)", pattern)
 
 
@@ -175,9 +177,22 @@ def load_nested_conftests(config: pytest.Config, roots: Iterable[Path]) -> None:
 def applies_to(definition: StepDefinition, feature_path: str) -> bool:
     """Whether a feature file sees a step definition (a nested conftest's only below it)."""
     source = Path(definition.path)
+    if source.name.startswith("test_"):  # pytest-bdd binds those to their own module's tests
+        return False
     if source.name != "conftest.py" or source.parent == Path():
         return True
     return Path(feature_path).is_relative_to(source.parent)
+
+
+def nearest(definitions: list[StepDefinition]) -> list[StepDefinition]:
+    """Keep the definitions pytest-bdd would pick: the deepest conftest.py overrides the rest."""
+
+    def depth(definition: StepDefinition) -> int:
+        source = Path(definition.path)
+        return len(source.parent.parts) + 1 if source.name == "conftest.py" else 0
+
+    deepest = max(map(depth, definitions), default=0)
+    return [d for d in definitions if depth(d) == deepest]
 
 
 def unused(

@@ -35,6 +35,7 @@ from ._catalog import (
     applies_to,
     feature_roots,
     load_nested_conftests,
+    nearest,
     step_definitions,
 )
 from ._gherkin import FeatureSpec, StepSpec, feature_files, read_feature
@@ -102,7 +103,7 @@ def _step_problems(feature: FeatureSpec, definitions: Sequence[StepDefinition]) 
     for scenario in feature.scenarios:
         problems += _order_problems(feature.path, scenario.steps)
         for step in scenario.steps:
-            matching = [d for d in definitions if d.matches(step)]
+            matching = nearest([d for d in definitions if d.matches(step)])
             if not matching:
                 problems.append(_unmatched(feature.path, step, definitions))
             elif len(matching) == 1:

@@ -88,11 +88,11 @@ def _row(message: Mapping[str, Any], columns: Sequence[str]) -> tuple[str, ...]:
 
 
 def _cell(value: object) -> str:
-    if value is None:
-        return ""
+    """Show a value so that two different values never look alike."""
     if isinstance(value, str):
-        return value.replace("\n", "↵").replace("\t", "⇥")
-    return json.dumps(value, ensure_ascii=False)
+        shown = value.replace("\n", "↵").replace("\t", "⇥")
+        return json.dumps(value, ensure_ascii=False) if value != value.strip() else shown
+    return json.dumps(value, ensure_ascii=False)  # None is null, 42 is 42
 
 
 def _widths(rows: Sequence[Sequence[str]]) -> list[int]:

@@ -17,7 +17,13 @@ from typing import Any, TypeAlias
 
 from ._message import Message
 
-__all__ = ["TokenCounter", "approximate_tokens", "drop_orphan_tool_results", "fit_to_budget"]
+__all__ = [
+    "TokenCounter",
+    "approximate_tokens",
+    "drop_orphan_tool_results",
+    "fit_to_budget",
+    "within_budget",
+]
 
 TokenCounter: TypeAlias = Callable[[Mapping[str, Any]], int]
 """Counts the tokens of one message in the chat-completions shape."""
@@ -83,3 +89,15 @@ def fit_to_budget(
         kept.append(group)
         total += cost
     return [message for group in reversed(kept) for message in group]
+
+
+def within_budget(
+    messages: Sequence[Message], budget: int | None, count: TokenCounter
+) -> list[Message]:
+    """Return what a model is given of ``messages``: all of them, or the newest within ``budget``.
+
+    Either way tool results whose call is missing are left out.
+    """
+    if budget is None:
+        return drop_orphan_tool_results(messages)
+    return fit_to_budget(messages, budget, count)

@@ -29,7 +29,7 @@ from dataclasses import replace
 from typing import Any, Protocol, runtime_checkable
 
 from . import _ops as ops
-from ._budget import TokenCounter, drop_orphan_tool_results, fit_to_budget
+from ._budget import TokenCounter, within_budget
 from ._core import MemoryCore
 from ._message import Message
 from ._service import MemoryService
@@ -100,10 +100,7 @@ class ChatCore:
                     f" than the budget of {self.max_prompt_tokens}"
                 )
         stored = yield from ops.get_messages(self.memory, session_id)
-        if budget is None:
-            history = drop_orphan_tool_results(stored)
-        else:
-            history = fit_to_budget(stored, budget, self.count)
+        history = within_budget(stored, budget, self.count)
         return fixed[:-1] + [m.to_chat() for m in history] + fixed[-1:]
 
     def respond(self, session_id: str, user_text: str) -> ops.Operation[Message]:

@@ -18,7 +18,7 @@ from datetime import timedelta
 from importlib.resources import files
 from typing import Any, Final, TypeAlias
 
-from ._budget import TokenCounter, drop_orphan_tool_results, fit_to_budget
+from ._budget import TokenCounter, within_budget
 from ._codec import DecodeError, Encoded, decode, encode_for_storage
 from ._keys import KeyLayout
 from ._message import Message, message_from_chat
@@ -174,10 +174,9 @@ class MemoryCore:
 
     def context(self, messages: list[Message], max_tokens: int | None) -> list[Message]:
         """Return the messages a model is given: whole tool exchanges, within ``max_tokens``."""
-        if max_tokens is None:
-            return drop_orphan_tool_results(messages)
-        check_whole_number("max_tokens", max_tokens, 0)
-        return fit_to_budget(messages, max_tokens, self.token_counter)
+        if max_tokens is not None:
+            check_whole_number("max_tokens", max_tokens, 0)
+        return within_budget(messages, max_tokens, self.token_counter)
 
 
 def ttl_milliseconds(ttl: float | timedelta | None) -> int | None:
