@@ -101,18 +101,27 @@ def test_each_lint_rule_reports_file_and_line(
 def test_a_step_several_definitions_match_is_reported(
     tmp_path: Path, pytestconfig: pytest.Config
 ) -> None:
-    from pytest_bdd import then
+    import importlib.util
+
     from pytest_bdd.steps import step_function_context_registry as registry
 
-    @then("the context is empty")
-    def _again() -> None:
-        """A second definition of a sentence that already exists."""
-
+    # A second definition of a sentence that already exists, in a steps module of its own.
+    module_path = tmp_path / "more_steps.py"
+    module_path.write_text(
+        'from pytest_bdd import then\n\n\n@then("the context is empty")\n'
+        'def again():\n    """A second definition."""\n',
+        encoding="utf-8",
+    )
+    spec = importlib.util.spec_from_file_location("more_steps", module_path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
     text = "Feature: F\n  Scenario: S\n    Then the context is empty\n"
     try:
         [problem] = problems(tmp_path, pytestconfig, text)
     finally:  # the registry is global: leave no second definition behind
-        for marker in [k for k, v in registry.items() if v.step_func is _again]:
+        for marker in [k for k, v in registry.items() if v.step_func is module.again]:
             del registry[marker]
     assert problem.message == "Then the context is empty: matches several step definitions"
     assert len(problem.hints) == 2
