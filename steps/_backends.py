@@ -100,14 +100,24 @@ class ClientRecipe:
             return redis.RedisCluster.from_url(self.url, **options)
         return redis.Redis.from_url(self.url, **options)
 
-    def asyncio(self, **extra: Any) -> AsyncRedisClient:
-        """Return a new asyncio client of the same server, with the same settings."""
+    def asyncio(self, *, shared_by: int | None = None, **extra: Any) -> AsyncRedisClient:
+        """Return a new asyncio client of the same server, with the same settings.
+
+        With ``shared_by``, a server client gets a blocking pool of that many
+        connections, as the README advises for many tasks: a task waits for a
+        free connection instead of failing.
+        """
         options = self._options(redis.asyncio.retry.Retry, extra)
         if self.kind == "fakeredis":
             return fakeredis.FakeAsyncRedis(server=self.server, **options)
         assert self.url is not None
         if self.kind == "cluster":
             return redis.asyncio.RedisCluster.from_url(self.url, **options)
+        if shared_by is not None:
+            pool = redis.asyncio.BlockingConnectionPool.from_url(
+                self.url, max_connections=min(shared_by, 50), **options
+            )
+            return redis.asyncio.Redis.from_pool(pool)  # the client closes the pool
         return redis.asyncio.Redis.from_url(self.url, **options)
 
     def _options(self, retry_class: Any, extra: dict[str, Any]) -> dict[str, Any]:

@@ -97,7 +97,7 @@ def _run_writers(
         client.close()
 
     async def write_all_as_tasks() -> None:
-        client = recipe.asyncio()
+        client = recipe.asyncio(shared_by=crowd.writers)
         memory = AsyncMemoryService(client, **config)
 
         async def task(writer: int) -> None:

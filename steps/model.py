@@ -22,6 +22,7 @@ instead (``LLM_BASE_URL``, ``LLM_API_KEY``, ``LLM_MODEL``).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Sequence
@@ -65,6 +66,7 @@ class Turn:
 
     answer: str | None = None
     error: Exception | None = None
+    pieces: list[str] = field(default_factory=list)
 
 
 @pytest.fixture
@@ -239,6 +241,64 @@ def last_prompt_does_not_mention(fake_model: FakeLLM, text: str) -> None:
     prompt = fake_model.last_prompt
     if any(text in (m["content"] or "") for m in prompt):
         raise AssertionError(f'the last prompt mentions "{text}":\n{table(prompt)}')
+
+
+@given(
+    parsers.re(r"the model will stop streaming after (?P<words>\d+) words?"),
+    converters={"words": int},
+    target_fixture="model_failure",
+)
+def model_will_stop_streaming(fake_model: FakeLLM, words: int) -> Exception:
+    """Make the model's next streamed answer break off after this many words.
+
+    Given the model will stop streaming after 3 words
+    """
+    failure = FakeLLMError("the model stopped streaming")
+    fake_model.fail_stream_after(words, failure)
+    return failure
+
+
+@when(parsers.parse('the user asks "{text}" with the answer streamed'))
+def user_asks_streamed(chat: ChatService, session_id: str, turn: Turn, text: str) -> None:
+    """One whole chat turn whose answer arrives word by word, read to its end.
+
+    When the user asks "Tell me a story." with the answer streamed
+    """
+    turn.answer, turn.error, turn.pieces = None, None, []
+    try:
+        for piece in chat.stream(session_id, text):
+            turn.pieces.append(piece)
+    except FakeLLMError as exc:  # only a scripted failure is kept for a Then step
+        turn.error = exc
+    else:
+        turn.answer = "".join(turn.pieces)
+
+
+@when(
+    parsers.re(
+        r'the user stops reading the answer to "(?P<text>[^"]*)" after (?P<words>\d+) words?'
+    ),
+    converters={"words": int},
+)
+def user_stops_reading(
+    chat: ChatService, session_id: str, turn: Turn, text: str, words: int
+) -> None:
+    """The user leaves while the answer is still arriving (the app stops reading the stream).
+
+    When the user stops reading the answer to "Tell me a story." after 2 words
+    """
+    stream = chat.stream(session_id, text)
+    turn.pieces = list(itertools.islice(stream, words))
+    stream.close()
+
+
+@then(parsers.re(r"the answer arrived in (?P<pieces>\d+) pieces?"), converters={"pieces": int})
+def answer_arrived_in(turn: Turn, pieces: int) -> None:
+    """The streamed answer came piece by piece, this many of them.
+
+    Then the answer arrived in 8 pieces
+    """
+    assert len(turn.pieces) == pieces, f"the answer arrived in {len(turn.pieces)}: {turn.pieces}"
 
 
 @then(parsers.parse('the assistant answers "{text}"'))

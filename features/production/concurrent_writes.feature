@@ -28,3 +28,17 @@ Feature: Concurrent writes
       When 16 writers send 10000 messages over 100 sessions at once, while a reader watches
       Then the reader never saw more than 20 messages
       And every session keeps its newest messages, each writer's in order, none twice
+
+  Rule: Many writers of one process share the memory safely
+
+    Scenario: Two hundred writers to one session keep the limit and their order
+      Given the history limit is 20 messages
+      And a new session "busy"
+      When 200 writers each send 5 messages to the session at once, while a reader watches
+      Then the reader never saw more than 20 messages
+      And the context keeps the newest messages of every writer, each writer's in order
+
+    Scenario: A hundred writers to sessions of their own lose nothing
+      Given the history limit is 20 messages
+      When 100 writers each send 20 messages to a session of their own at once
+      Then every writer's session holds its 20 messages in order

@@ -49,6 +49,10 @@ _SCRIPT_REFUSAL: Final = re.compile(r"CHATMEM_(?P<code>[A-Z]+) (?P<arg>\S+)(?: (
 _COMMAND: Final = re.compile(r"run the '(?P<command>[^']+)' command")
 
 
+# Raised when taking a connection from the pool, before anything is sent (redis-py 5.1+).
+_POOL_EXHAUSTED: Final = getattr(rx, "MaxConnectionsError", ())
+
+
 class Op(enum.Enum):
     """What kind of call failed, which decides what a failure can have written."""
 
@@ -60,6 +64,11 @@ class Op(enum.Enum):
 def storage_error(exc: Exception, *, op: Op, messages: Sequence[Message] = ()) -> StorageError:
     """Return the library's error for ``exc``, raised by redis-py during a call of kind ``op``."""
     detail = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, _POOL_EXHAUSTED):
+        return StorageUnavailableError(
+            f"the client's connection pool has no free connection ({detail}); nothing was"
+            " sent: share a BlockingConnectionPool sized for your tasks (see the README)"
+        )
     if isinstance(exc, rx.AuthenticationError) or _tls_refused(exc):
         return StorageUnavailableError(
             f"Redis refused the connection before any command ({detail}); nothing was sent"

@@ -138,3 +138,11 @@ def test_a_failure_inside_redis_py_code_is_a_broken_connection() -> None:
     except AttributeError:
         pass
     assert internal_failure(ours) is None
+
+
+def test_a_pool_with_no_free_connection_sent_nothing() -> None:
+    exhausted = redis.exceptions.MaxConnectionsError("Too many connections")
+    error = script_error(exhausted, keys=("h", "i", "s"), messages=())
+    assert isinstance(error, StorageUnavailableError)
+    assert not error.may_have_written
+    assert "BlockingConnectionPool" in str(error)
