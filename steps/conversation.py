@@ -231,6 +231,21 @@ def messages_sent_again(
     memory.add_messages(session_id, [by_id[message_id] for message_id in wanted])
 
 
+@when(
+    parsers.re(r"the app sends the last (?P<count>\d+) messages? again, as chat messages"),
+    converters={"count": int},
+)
+def app_resends_as_chat(
+    memory: MemoryService, session_id: str, sent: list[Message], count: int
+) -> None:
+    """The app retries a turn in the chat-completions shape (dicts with their ids).
+
+    When the app sends the last 2 messages again, as chat messages
+    """
+    turn = [m.to_chat() | {"id": m.id} for m in sent[-count:]]
+    memory.add_messages(session_id, turn)
+
+
 @when(parsers.parse('the app sends message "{message_id}" saying "{text}"'))
 def app_sends_with_id(
     memory: MemoryService, session_id: str, attempt: Attempt, message_id: str, text: str

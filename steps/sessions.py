@@ -33,6 +33,7 @@ class MemorySettings:
     max_history: int = 20
     ttl: timedelta | None = None
     decode_responses: bool = False
+    idempotency_window: int | None = None
     built: bool = field(default=False, repr=False)
 
     def change(self, **values: object) -> None:
@@ -58,6 +59,7 @@ def memory(memory_settings: MemorySettings, services: Services, namespace: str) 
         max_history=memory_settings.max_history,
         ttl=memory_settings.ttl,
         namespace=namespace,
+        idempotency_window=memory_settings.idempotency_window,
     )
 
 
@@ -87,6 +89,18 @@ def history_limit(memory_settings: MemorySettings, limit: int) -> None:
     Given the history limit is 10 messages
     """
     memory_settings.change(max_history=limit)
+
+
+@given(
+    parsers.re(r"message ids are remembered for the newest (?P<count>\d+) messages?"),
+    converters={"count": int},
+)
+def ids_remembered_for(memory_settings: MemorySettings, count: int) -> None:
+    """Recognise a retried message by its id only among the session's newest ``count``.
+
+    Given message ids are remembered for the newest 5 messages
+    """
+    memory_settings.change(idempotency_window=count)
 
 
 @given(parsers.parse("sessions expire after {minutes:d} minutes of inactivity"))

@@ -137,6 +137,20 @@ def id_remembered_as(
     assert _text(stored) == docstring
 
 
+@then(parsers.re(r'the session remembers exactly the ids (?P<ids>"[^"]+"(?:(?:, | and )"[^"]+")*)'))
+def remembers_exactly_ids(
+    redis_client: RedisClient, memory: MemoryService, session_id: str, ids: str
+) -> None:
+    """The session's remembered ids are exactly these, oldest first, each with a fingerprint.
+
+    Then the session remembers exactly the ids "m-2" and "m-3"
+    """
+    expected = ids.strip('"').replace('" and "', '", "').split('", "')
+    _, ids_key, seen_key = memory.keys.all(session_id)
+    assert [_text(i) for i in redis_client.lrange(ids_key, 0, -1)] == expected
+    assert sorted(_text(i) for i in redis_client.hkeys(seen_key)) == sorted(expected)
+
+
 @then(parsers.parse("the session's keys expire in {seconds:d} seconds"))
 def keys_expire_in(
     redis_client: RedisClient, memory: MemoryService, session_id: str, seconds: int

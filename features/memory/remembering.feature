@@ -80,3 +80,20 @@ Feature: Remembering a session
       And the context is:
         | role | content               |
         | user | Book a table for two. |
+
+  Rule: A retry is recognised however the app sends it
+
+    Scenario: A turn retried as chat messages is remembered once
+      Given a new session "alice"
+      And the user sent message "m-1" saying "Book a table for two."
+      And the assistant sent message "m-2" saying "Done: Friday at eight."
+      When the app sends the last 2 messages again, as chat messages
+      Then the context contains 2 messages
+
+    Scenario: The newest message is recognised when ids are remembered for only a few
+      Given the history limit is 2 messages
+      And message ids are remembered for the newest 3 messages
+      And a new session "alice"
+      And the user and the assistant exchanged 4 messages
+      When the last message is sent again
+      Then the context is messages 3 to 4 of the exchange

@@ -12,6 +12,11 @@ Feature: Storage contract
       When the user says "hello"
       Then the session's history is stored under the key "chat:session:{alice}:history"
 
+    Scenario: An e-mail address keeps its readable characters in the key
+      Given a new session "ada@example.com/x"
+      When the user says "hello"
+      Then the session's history is stored under the key "chat:session:{ada@example.com%2Fx}:history"
+
     Scenario: Characters that could break the key are percent-encoded
       Given a new session "user:{42} *"
       When the user says "hello"
@@ -50,6 +55,15 @@ Feature: Storage contract
         """
         b9ae644914aa7f4105169c454b396dd5 1796205600.0
         """
+
+    Scenario: The ids of the newest messages are remembered, oldest first
+      Given message ids are remembered for the newest 2 messages
+      And the history limit is 2 messages
+      And a new session "alice"
+      And the user sent message "m-1" saying "one"
+      And the user sent message "m-2" saying "two"
+      When the user sends message "m-3" saying "three"
+      Then the session remembers exactly the ids "m-2" and "m-3"
 
   Rule: A session's keys carry the expiry time of the session
 

@@ -1,0 +1,138 @@
+"""Behaviours that mutation testing found unguarded (issue 14), each pinned by a test.
+
+Every test here kills a mutant that changes what a user gets; the comment
+names the mutant.
+"""
+
+from typing import Any
+
+import fakeredis
+import pytest
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from chat_memory import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    MAX_SESSION_ID_CHARS,
+    ChatService,
+    InvalidContentError,
+    MemoryService,
+    Message,
+    MessageTooLargeError,
+    StorageUnavailableError,
+    ToolCall,
+    WriteOutcomeUnknownError,
+    approximate_tokens,
+)
+from chat_memory._budget import drop_orphan_tool_results, fit_to_budget
+from chat_memory._message import message_from_chat
+from chat_memory.testing import FakeLLM, count_words
+
+
+def _tool_exchange(call_id: str) -> list[Message]:
+    call = ToolCall(call_id, "weather", '{"city": "Paris"}')
+    return [
+        Message("assistant", None, tool_calls=(call,)),
+        Message("tool", "18°C", tool_call_id=call_id, name="weather"),
+    ]
+
+
+def test_a_budget_never_keeps_a_tool_result_without_its_call() -> None:
+    # _budget.py groups[-1] -> groups[+1]: a result joined to the wrong group.
+    messages = [
+        Message("user", "one"),
+        Message("user", "two"),
+        Message("user", "three"),
+        *_tool_exchange("c-1"),
+    ]
+    # The exchange costs 4 (3 for the call, 1 for the result): with 3 tokens it goes whole.
+    assert fit_to_budget(messages, 3, count_words) == []
+    assert fit_to_budget(messages, 5, count_words) == messages[2:]
+
+
+def test_several_leading_orphan_results_are_all_left_out_without_hanging() -> None:
+    # _budget.py start += 1 -> start = 1: two orphan results looped forever.
+    orphans = [Message("tool", "a", tool_call_id="x"), Message("tool", "b", tool_call_id="y")]
+    rest = [Message("user", "hi")]
+    assert drop_orphan_tool_results([*orphans, *orphans, *rest]) == rest
+
+
+def test_the_default_token_counter_on_realistic_text() -> None:
+    # approximate_tokens: 4 overhead, ceil(ascii / 4), one per non-ASCII character,
+    # tool-call names and arguments included.
+    assert approximate_tokens({"role": "user", "content": "What's the weather in Paris?"}) == 11
+    assert approximate_tokens({"role": "user", "content": "我叫张三"}) == 8
+    with_call = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c", "type": "function",
+             "function": {"name": "weather", "arguments": '{"city": "Paris"}'}},
+        ],
+    }  # fmt: skip
+    assert approximate_tokens(with_call) == 4 + 6  # "weather" + 17 characters = 24 / 4
+
+
+def test_the_prompt_preview_is_what_the_turn_sends(fake_redis: fakeredis.FakeRedis) -> None:
+    memory = MemoryService(fake_redis)
+    memory.add_message("s", "user", "I am Ada.")
+    model = FakeLLM(replies=["Hi Ada."])
+    chat = ChatService(memory, model, system_prompt="Be brief.")
+    preview = chat.prompt("s", "Who am I?")
+    chat.reply("s", "Who am I?")
+    assert preview == model.last_prompt
+    assert preview[0] == {"role": "system", "content": "Be brief."}
+
+
+def _dead_server() -> redis.Redis:
+    return redis.Redis(
+        host="127.0.0.1", port=1, socket_connect_timeout=0.2, retry=Retry(NoBackoff(), 0)
+    )
+
+
+def test_ttl_and_clear_in_an_outage_say_what_they_could_have_done() -> None:
+    memory = MemoryService(_dead_server())
+    with pytest.raises(StorageUnavailableError) as ttl_failure:
+        memory.ttl("s")
+    assert not ttl_failure.value.may_have_written
+    with pytest.raises(WriteOutcomeUnknownError) as clear_failure:
+        memory.clear("s")
+    assert clear_failure.value.may_have_written
+
+
+def test_the_exact_boundaries_are_accepted(fake_redis: fakeredis.FakeRedis) -> None:
+    memory = MemoryService(fake_redis)
+    assert memory.max_history == 20
+    longest_session = "s" * MAX_SESSION_ID_CHARS
+    memory.add_message(longest_session, "user", "hi", message_id="m" * 128)
+    with pytest.raises(InvalidContentError):
+        memory.add_message("s", "user", "hi", message_id="m" * 129)
+    exact = MemoryService(fake_redis, max_message_bytes=200, clock=lambda: 1.0)
+    stored = exact.add_message("t", "user", "", message_id="x")
+    size = len(fake_redis.lindex(exact.keys.history("t"), 0) or b"")
+    fitting = "a" * (200 - size)
+    exact.add_message("t", "user", fitting, message_id="y")
+    with pytest.raises(MessageTooLargeError):
+        exact.add_message("t", "user", fitting + "a", message_id="z")
+    assert stored.content == ""
+    assert DEFAULT_MAX_MESSAGE_BYTES == 1024 * 1024
+
+
+def test_a_chat_dict_keeps_every_field() -> None:
+    # message_from_chat dropping id, tool_call_id or name; refusing a call without "type".
+    tool = message_from_chat(
+        {"role": "tool", "content": "18°C", "tool_call_id": "c-1", "name": "weather", "id": "m-9"}
+    )
+    assert (tool.id, tool.tool_call_id, tool.name) == ("m-9", "c-1", "weather")
+    call: dict[str, Any] = {"id": "c-1", "function": {"name": "weather", "arguments": "{}"}}
+    assistant = message_from_chat({"role": "assistant", "content": None, "tool_calls": [call]})
+    assert assistant.tool_calls == (ToolCall("c-1", "weather", "{}"),)
+    with pytest.raises(InvalidContentError):
+        message_from_chat({"role": "assistant", "content": None})
+
+
+@pytest.mark.parametrize("when", [float("nan"), float("inf")])
+def test_a_time_that_is_not_finite_is_refused(when: float) -> None:
+    with pytest.raises(InvalidContentError, match="finite"):
+        Message("user", "hi", id="m", created_at=when)
