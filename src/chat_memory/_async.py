@@ -9,23 +9,21 @@ between tasks: the client's connection pool is what tasks share.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
-from datetime import timedelta
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 import redis.asyncio
 
 from . import _ops as ops
-from ._budget import TokenCounter, approximate_tokens
-from ._chat import ChatCore, text_chunk
+from ._chat import text_chunk
 from ._compat import RAW
-from ._core import APPEND_LUA, DEFAULT_MAX_MESSAGE_BYTES, AppendResult, MemoryCore, MessageInput
-from ._keys import DEFAULT_NAMESPACE, KeyLayout
+from ._core import AppendResult, MessageInput
 from ._message import Message, Role, ToolCall
+from ._shell import ChatShell, MemoryShell
 from .exceptions import InvalidInputError
 
 if TYPE_CHECKING:
-    from redis.commands.core import AsyncScript
+    pass
 
 __all__ = ["AsyncChatModel", "AsyncChatService", "AsyncMemoryService", "AsyncStreamingChatModel"]
 
@@ -50,7 +48,7 @@ class AsyncStreamingChatModel(AsyncChatModel, Protocol):
         ...
 
 
-class AsyncMemoryService:
+class AsyncMemoryService(MemoryShell[redis.asyncio.Redis | redis.asyncio.RedisCluster]):
     """The conversation memory, for asyncio: :class:`~chat_memory.MemoryService`, awaited.
 
     ``client`` is a ``redis.asyncio.Redis`` or ``redis.asyncio.RedisCluster``;
@@ -59,56 +57,6 @@ class AsyncMemoryService:
     back identically through the other. Build it once per process and share
     it: every call borrows a connection from the client's pool.
     """
-
-    def __init__(
-        self,
-        client: redis.asyncio.Redis | redis.asyncio.RedisCluster,
-        max_history: int = 20,
-        *,
-        ttl: float | timedelta | None = None,
-        namespace: str = DEFAULT_NAMESPACE,
-        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-        idempotency_window: int | None = None,
-        clock: Callable[[], float] | None = None,
-        token_counter: TokenCounter = approximate_tokens,
-    ) -> None:
-        """Check the settings (:class:`InvalidInputError` names a bad one); nothing is sent yet."""
-        self._core = MemoryCore(
-            max_history,
-            ttl=ttl,
-            namespace=namespace,
-            max_message_bytes=max_message_bytes,
-            idempotency_window=idempotency_window,
-            clock=clock,
-            token_counter=token_counter,
-        )
-        self._client = client
-        self._append: AsyncScript = client.register_script(APPEND_LUA)
-
-    @property
-    def max_history(self) -> int:
-        """How many of the newest messages each session keeps."""
-        return self._core.max_history
-
-    @property
-    def idempotency_window(self) -> int:
-        """How many of a session's newest message ids are remembered, to skip retries."""
-        return self._core.idempotency_window
-
-    @property
-    def token_counter(self) -> TokenCounter:
-        """How this memory counts the tokens of a message."""
-        return self._core.token_counter
-
-    @property
-    def core(self) -> MemoryCore:
-        """Everything of this memory that is not I/O (settings, keys, codec); internal."""
-        return self._core
-
-    @property
-    def keys(self) -> KeyLayout:
-        """The key layout of this memory's namespace."""
-        return self._core.keys
 
     async def add_message(
         self,
@@ -176,27 +124,8 @@ class AsyncMemoryService:
         return await ops.arun(operation, perform)
 
 
-class AsyncChatService:
+class AsyncChatService(ChatShell[AsyncMemoryService, AsyncChatModel]):
     """Chat turns for asyncio: :class:`~chat_memory.ChatService` over an async model, awaited."""
-
-    def __init__(
-        self,
-        memory: AsyncMemoryService,
-        llm: AsyncChatModel,
-        *,
-        system_prompt: str | None = None,
-        max_prompt_tokens: int | None = None,
-        token_counter: TokenCounter | None = None,
-    ) -> None:
-        """Configure the turn; nothing is sent until :meth:`reply`."""
-        self._core = ChatCore(
-            memory.core,
-            system_prompt=system_prompt,
-            max_prompt_tokens=max_prompt_tokens,
-            token_counter=token_counter,
-        )
-        self._memory = memory
-        self._llm = llm
 
     async def prompt(self, session_id: str, user_text: str) -> list[dict[str, Any]]:
         """Return the exact prompt a turn with ``user_text`` would send to the model."""

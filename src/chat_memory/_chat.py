@@ -33,6 +33,7 @@ from ._budget import TokenCounter, within_budget
 from ._core import MemoryCore
 from ._message import Message
 from ._service import MemoryService
+from ._shell import ChatShell
 from .exceptions import (
     ChatMemoryError,
     InvalidContentError,
@@ -121,7 +122,7 @@ class ChatCore:
         return stored[1]
 
 
-class ChatService:
+class ChatService(ChatShell[MemoryService, ChatModel]):
     """Runs chat turns over a :class:`MemoryService` and a :class:`ChatModel`.
 
     The ``system_prompt`` is never stored in the history, so neither the
@@ -130,25 +131,6 @@ class ChatService:
     message and the newest history that fits (counted with the memory's
     ``token_counter``, or ``token_counter`` if given).
     """
-
-    def __init__(
-        self,
-        memory: MemoryService,
-        llm: ChatModel,
-        *,
-        system_prompt: str | None = None,
-        max_prompt_tokens: int | None = None,
-        token_counter: TokenCounter | None = None,
-    ) -> None:
-        """Configure the turn; nothing is sent until :meth:`reply`."""
-        self._core = ChatCore(
-            memory.core,
-            system_prompt=system_prompt,
-            max_prompt_tokens=max_prompt_tokens,
-            token_counter=token_counter,
-        )
-        self._memory = memory
-        self._llm = llm
 
     def prompt(self, session_id: str, user_text: str) -> list[dict[str, Any]]:
         """Return the exact prompt a turn with ``user_text`` would send to the model."""

@@ -7,22 +7,18 @@ the library's own (:mod:`chat_memory._errors`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from datetime import timedelta
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import redis
 
 from . import _ops as ops
-from ._budget import TokenCounter, approximate_tokens
 from ._compat import RAW
-from ._core import APPEND_LUA, DEFAULT_MAX_MESSAGE_BYTES, AppendResult, MemoryCore, MessageInput
-from ._keys import DEFAULT_NAMESPACE, KeyLayout
+from ._core import AppendResult, MessageInput
 from ._message import Message, Role, ToolCall
+from ._shell import MemoryShell
 
 if TYPE_CHECKING:
-    from redis.commands.core import Script
-
     from ._chat import ChatModel
 
 T = TypeVar("T")
@@ -30,7 +26,7 @@ T = TypeVar("T")
 __all__ = ["MemoryService"]
 
 
-class MemoryService:
+class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
     """The conversation memory of every session, stored in Redis.
 
     ``client`` is a ``redis.Redis`` or ``redis.RedisCluster``, with any
@@ -42,56 +38,6 @@ class MemoryService:
     message id for the ``idempotency_window`` newest ids of the session
     (default: 1000, or ``max_history`` if larger).
     """
-
-    def __init__(
-        self,
-        client: redis.Redis | redis.RedisCluster,
-        max_history: int = 20,
-        *,
-        ttl: float | timedelta | None = None,
-        namespace: str = DEFAULT_NAMESPACE,
-        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-        idempotency_window: int | None = None,
-        clock: Callable[[], float] | None = None,
-        token_counter: TokenCounter = approximate_tokens,
-    ) -> None:
-        """Check the settings (:class:`InvalidInputError` names a bad one); nothing is sent yet."""
-        self._core = MemoryCore(
-            max_history,
-            ttl=ttl,
-            namespace=namespace,
-            max_message_bytes=max_message_bytes,
-            idempotency_window=idempotency_window,
-            clock=clock,
-            token_counter=token_counter,
-        )
-        self._client = client
-        self._append: Script = client.register_script(APPEND_LUA)
-
-    @property
-    def max_history(self) -> int:
-        """How many of the newest messages each session keeps."""
-        return self._core.max_history
-
-    @property
-    def idempotency_window(self) -> int:
-        """How many of a session's newest message ids are remembered, to skip retries."""
-        return self._core.idempotency_window
-
-    @property
-    def token_counter(self) -> TokenCounter:
-        """How this memory counts the tokens of a message."""
-        return self._core.token_counter
-
-    @property
-    def core(self) -> MemoryCore:
-        """Everything of this memory that is not I/O (settings, keys, codec); internal."""
-        return self._core
-
-    @property
-    def keys(self) -> KeyLayout:
-        """The key layout of this memory's namespace."""
-        return self._core.keys
 
     def add_message(
         self,

@@ -23,7 +23,9 @@ PAIRS = [(MemoryService, AsyncMemoryService), (ChatService, AsyncChatService)]
 
 
 def public(cls: type) -> dict[str, Any]:
-    return {name: value for name, value in vars(cls).items() if not name.startswith("_")}
+    """Every public member of ``cls``, inherited ones included, as defined (not bound)."""
+    names = [name for name in dir(cls) if not name.startswith("_") or name == "__init__"]
+    return {name: inspect.getattr_static(cls, name) for name in names}
 
 
 @pytest.mark.parametrize(("sync", "async_"), PAIRS, ids=lambda cls: cls.__name__)
@@ -32,6 +34,8 @@ def test_every_public_method_has_a_twin_with_the_same_signature(sync: type, asyn
     assert sorted(sync_api) == sorted(async_api)
     for name, member in sync_api.items():
         twin = async_api[name]
+        if member is twin:  # written once, in the base both services share
+            continue
         if isinstance(member, property):
             assert isinstance(twin, property), name
             continue

@@ -18,13 +18,9 @@ FEATURE = """Feature: Memory
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))
-    for name in ("conftest.py", "pyproject.toml"):
-        (pytester.path / name).write_text((ROOT / name).read_text(encoding="utf-8"))
-    (pytester.path / "features").mkdir()
-    (pytester.path / "features" / "memory.feature").write_text(FEATURE, encoding="utf-8")
-    return pytester
+def project(suite_project: pytest.Pytester) -> pytest.Pytester:
+    (suite_project.path / "features" / "memory.feature").write_text(FEATURE, encoding="utf-8")
+    return suite_project
 
 
 def test_a_failed_then_shows_the_step_and_a_table_diff_without_python(

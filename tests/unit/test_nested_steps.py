@@ -20,10 +20,8 @@ def smells_of_apples():
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))
-    for name in ("conftest.py", "pyproject.toml"):
-        (pytester.path / name).write_text((ROOT / name).read_text(encoding="utf-8"))
+def project(suite_project: pytest.Pytester) -> pytest.Pytester:
+    pytester = suite_project
     baskets = pytester.path / "features" / "baskets"
     baskets.mkdir(parents=True)
     (baskets / "conftest.py").write_text(NESTED_CONFTEST, encoding="utf-8")

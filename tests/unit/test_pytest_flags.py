@@ -19,13 +19,9 @@ TIME_FEATURE = """Feature: Time
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))
-    for name in ("conftest.py", "pyproject.toml"):
-        (pytester.path / name).write_text((ROOT / name).read_text(encoding="utf-8"))
-    (pytester.path / "features").mkdir()
-    (pytester.path / "features" / "time.feature").write_text(TIME_FEATURE, encoding="utf-8")
-    return pytester
+def project(suite_project: pytest.Pytester) -> pytest.Pytester:
+    (suite_project.path / "features" / "time.feature").write_text(TIME_FEATURE, encoding="utf-8")
+    return suite_project
 
 
 def test_durations_and_junit_times_are_real_while_the_clock_is_frozen(

@@ -281,7 +281,7 @@ def test_a_turn_that_could_not_be_stored_hands_back_messages_with_ids_that_retry
             raise redis.ConnectionError("connection reset after the write")
         return None
 
-    memory._append = applied_but_answer_lost  # type: ignore[assignment]
+    memory._append = applied_but_answer_lost
     chat = ChatService(memory, FakeLLM(replies=["Hello Ada."]))
     with pytest.raises(cm.ReplyNotStoredError) as failure:
         chat.reply("s", "I am Ada.")

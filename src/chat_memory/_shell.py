@@ -1,0 +1,108 @@
+"""What the sync and async services have in common: settings, properties, the script.
+
+Each service adds only its I/O: blocking calls in :mod:`chat_memory._service`
+and :mod:`chat_memory._chat`, awaited ones in :mod:`chat_memory._async`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+import redis
+import redis.asyncio
+
+from ._budget import TokenCounter, approximate_tokens
+from ._core import APPEND_LUA, DEFAULT_MAX_MESSAGE_BYTES, MemoryCore
+from ._keys import DEFAULT_NAMESPACE, KeyLayout
+
+if TYPE_CHECKING:
+    from ._chat import ChatCore
+
+__all__ = ["ChatShell", "MemoryShell"]
+
+ClientT = TypeVar(
+    "ClientT", redis.Redis | redis.RedisCluster, redis.asyncio.Redis | redis.asyncio.RedisCluster
+)
+MemoryT = TypeVar("MemoryT", bound="MemoryShell[Any]")
+ModelT = TypeVar("ModelT")
+
+
+class MemoryShell(Generic[ClientT]):
+    """Settings and properties of a memory service, over a client of its kind."""
+
+    def __init__(
+        self,
+        client: ClientT,
+        max_history: int = 20,
+        *,
+        ttl: float | timedelta | None = None,
+        namespace: str = DEFAULT_NAMESPACE,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        idempotency_window: int | None = None,
+        clock: Callable[[], float] | None = None,
+        token_counter: TokenCounter = approximate_tokens,
+    ) -> None:
+        """Check the settings (:class:`InvalidInputError` names a bad one); nothing is sent yet."""
+        self._core = MemoryCore(
+            max_history,
+            ttl=ttl,
+            namespace=namespace,
+            max_message_bytes=max_message_bytes,
+            idempotency_window=idempotency_window,
+            clock=clock,
+            token_counter=token_counter,
+        )
+        self._client: ClientT = client
+        self._append: Any = client.register_script(APPEND_LUA)
+
+    @property
+    def max_history(self) -> int:
+        """How many of the newest messages each session keeps."""
+        return self._core.max_history
+
+    @property
+    def idempotency_window(self) -> int:
+        """How many of a session's newest message ids are remembered, to skip retries."""
+        return self._core.idempotency_window
+
+    @property
+    def token_counter(self) -> TokenCounter:
+        """How this memory counts the tokens of a message."""
+        return self._core.token_counter
+
+    @property
+    def core(self) -> MemoryCore:
+        """Everything of this memory that is not I/O (settings, keys, codec); internal."""
+        return self._core
+
+    @property
+    def keys(self) -> KeyLayout:
+        """The key layout of this memory's namespace."""
+        return self._core.keys
+
+
+class ChatShell(Generic[MemoryT, ModelT]):
+    """Settings of a chat service over a memory and a model of its kind."""
+
+    def __init__(
+        self,
+        memory: MemoryT,
+        llm: ModelT,
+        *,
+        system_prompt: str | None = None,
+        max_prompt_tokens: int | None = None,
+        token_counter: TokenCounter | None = None,
+    ) -> None:
+        """Configure the turn; nothing is sent until the first turn."""
+        from ._chat import ChatCore
+
+        self._core: ChatCore = ChatCore(
+            memory.core,
+            system_prompt=system_prompt,
+            max_prompt_tokens=max_prompt_tokens,
+            token_counter=token_counter,
+        )
+        self._memory = memory
+        self._llm = llm
