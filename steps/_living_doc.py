@@ -33,6 +33,7 @@ from ._collect import PROBLEMS_KEY, SCENARIO_KEY
 from ._gherkin import FeatureSpec, ScenarioSpec, feature_files, read_feature
 
 STEPS_KEY = "living-doc-steps"
+API_KEY = "memory-api"  # set by steps._apis on every scenario it parametrizes
 STATUSES = ("passed", "failed", "skipped", "undefined", "not run")
 _STEPS = pytest.StashKey[list[dict[str, Any]]]()
 
@@ -72,6 +73,7 @@ class LivingDoc:
         if STEPS_KEY in props:
             for step in json.loads(str(props[STEPS_KEY])):
                 result.steps[step["line"]] = step
+        api = props.get(API_KEY)
         if PROBLEMS_KEY in props:
             result.status = "undefined"
             result.error = str(props[PROBLEMS_KEY])
@@ -81,7 +83,8 @@ class LivingDoc:
             result.reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
         elif report.failed:
             result.status = "failed"
-            result.error = result.error or _failure_text(report)
+            where = f"[{api} API] " if api else ""
+            result.error = result.error or where + _failure_text(report)
         elif report.when == "call" and result.status == "not run":
             result.status = "passed"
 
@@ -199,6 +202,7 @@ def build(config: pytest.Config, collector: LivingDoc) -> dict[str, Any]:
         "date": collector.started.strftime("%Y-%m-%d %H:%M UTC"),
         "duration": f"{time.perf_counter() - collector.start_clock:.1f} s",
         "backend": backend,
+        "api": _api_label(config),
         "folders": sorted(folders.items()),
         "totals": {status: totals[status] for status in STATUSES},
         "scenario_count": sum(totals.values()),
@@ -206,6 +210,16 @@ def build(config: pytest.Config, collector: LivingDoc) -> dict[str, Any]:
         "statuses": STATUSES,
         "attention": attention,
     }
+
+
+def _api_label(config: pytest.Config) -> str:
+    """Which API the scenarios drove, as the pytest header says it."""
+    if not config.pluginmanager.has_plugin("steps._apis"):
+        return "sync"
+    from ._apis import selected_apis
+
+    apis = selected_apis(config)
+    return "sync and async (each scenario on each)" if len(apis) > 1 else apis[0]
 
 
 def _feature(
