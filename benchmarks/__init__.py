@@ -1,0 +1,1 @@
+"""Benchmarks: ratios against a raw baseline measured in the same process."""
