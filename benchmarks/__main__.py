@@ -1,0 +1,203 @@
+"""The memory's operations against the baselines a team would write instead, as ratios.
+
+``python -m benchmarks`` starts a throwaway ``redis-server`` on loopback (or
+uses ``--redis-url``), then measures in one process, interleaving the
+implementations round by round:
+
+- raw: one ``RPUSH`` of the message's JSON per message; ``LRANGE`` of the
+  newest 20 plus ``json.loads`` per load (the baseline every ratio divides by);
+- multi: the hand-written ``MULTI`` of ``RPUSH``, ``LTRIM``, ``EXPIRE``;
+- naive: the seed article's service (``RPUSH`` then ``LTRIM``, two trips);
+- chat-memory: ``add_message``, a two-message turn through ``add_messages``,
+  ``get_context``; and the chat turn with the fake model.
+
+It prints operations/s, the ratio to raw, p50 and p99 latency, and
+``get_context`` at 10, 100 and 1,000 messages, and writes the same tables to
+``docs/benchmarks.md`` (``--output``). Ratios, not seconds, are the result:
+the machine is shared and noisy. No test asserts on these numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import redis
+
+from chat_memory import ChatService, MemoryService
+from chat_memory.testing import FakeLLM
+from steps._servers import HOST, ThrowawayServer
+
+Operation = Callable[[int], object]
+
+
+def _entry(n: int) -> str:
+    return json.dumps({"role": "user", "content": f"message number {n} of the benchmark"})
+
+
+def _contenders(client: redis.Redis) -> dict[str, dict[str, Operation]]:
+    """Each implementation's append and load, keyed by operation."""
+    memory = MemoryService(client, max_history=20, ttl=1800)
+    chat = ChatService(memory, FakeLLM(echo=True))
+
+    def multi_append(n: int) -> object:
+        pipe = client.pipeline(transaction=True)
+        pipe.rpush("multi", _entry(n))
+        pipe.ltrim("multi", -20, -1)
+        pipe.expire("multi", 1800)
+        return pipe.execute()
+
+    def naive_append(n: int) -> object:
+        client.rpush("naive", _entry(n))
+        return client.ltrim("naive", -20, -1)
+
+    def raw_load(_: int) -> object:
+        return [json.loads(e) for e in client.lrange("raw", -20, -1)]
+
+    return {
+        "append": {
+            "raw RPUSH": lambda n: client.rpush("raw", _entry(n)),
+            "hand-written MULTI": multi_append,
+            "seed article (RPUSH; LTRIM)": naive_append,
+            "chat-memory add_message": lambda n: memory.add_message("s", "user", f"message {n}"),
+        },
+        "turn (2 messages)": {
+            "raw RPUSH x2": lambda n: (
+                client.rpush("raw", _entry(n)),
+                client.rpush("raw", _entry(n)),
+            ),
+            "chat-memory add_messages": lambda n: memory.add_messages(
+                "s",
+                [
+                    {"role": "user", "content": f"question {n}"},
+                    {"role": "assistant", "content": f"answer {n}"},
+                ],
+            ),
+            "chat-memory chat turn (fake model)": lambda n: chat.reply("t", f"question {n}"),
+        },
+        "load (20 messages)": {
+            "raw LRANGE + json.loads": raw_load,
+            "chat-memory get_context": lambda _: memory.get_context("s"),
+        },
+    }
+
+
+def _time(operation: Operation, count: int) -> list[float]:
+    latencies = []
+    for n in range(count):
+        started = time.perf_counter()
+        operation(n)
+        latencies.append(time.perf_counter() - started)
+    return latencies
+
+
+def _measure(contenders: dict[str, Operation], rounds: int, count: int) -> list[list[str]]:
+    samples: dict[str, list[float]] = {name: [] for name in contenders}
+    for _ in range(rounds):  # interleaved: every contender once per round
+        for name, operation in contenders.items():
+            samples[name] += _time(operation, count)
+    baseline = len(next(iter(samples.values()))) / sum(next(iter(samples.values())))
+    rows = []
+    for name, latencies in samples.items():
+        rate = len(latencies) / sum(latencies)
+        p99 = statistics.quantiles(latencies, n=100)[98]
+        rows.append(
+            [
+                name,
+                f"{rate:,.0f}",
+                f"{rate / baseline:.2f}",
+                f"{statistics.median(latencies) * 1e6:.0f}",
+                f"{p99 * 1e6:.0f}",
+            ]
+        )
+    return rows
+
+
+def _context_cost(client: redis.Redis, rounds: int) -> list[list[str]]:
+    rows = []
+    for size in (10, 100, 1000):
+        memory = MemoryService(client, max_history=size, namespace=f"bench{size}")
+        key = f"raw{size}"
+        for n in range(size):
+            memory.add_message("s", "user", f"message number {n} of the benchmark")
+            client.rpush(key, _entry(n))
+
+        def raw(_: int, key: str = key) -> object:
+            return [json.loads(e) for e in client.lrange(key, 0, -1)]
+
+        def ours(_: int, memory: MemoryService = memory) -> object:
+            return memory.get_context("s")
+
+        measured = _measure({"raw": raw, "chat-memory": ours}, rounds, 50)
+        rows.append([str(size), measured[0][1], measured[1][1], measured[1][2]])
+    return rows
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def run(url: str, rounds: int, count: int) -> str:
+    """Measure everything against the server at ``url`` and return the report (Markdown)."""
+    client = redis.Redis.from_url(url)
+    client.flushdb()
+    header = ["implementation", "ops/s", "ratio to raw", "p50 µs", "p99 µs"]
+    sections = []
+    for title, contenders in _contenders(client).items():
+        sections.append(f"## {title}\n\n{_table(header, _measure(contenders, rounds, count))}")
+    context = _context_cost(client, rounds)
+    sections.append(
+        "## get_context against LRANGE + json.loads, by history size\n\n"
+        + _table(["messages", "raw ops/s", "chat-memory ops/s", "ratio"], context)
+    )
+    client.flushdb()
+    client.close()
+    info = f"{platform.python_implementation()} {platform.python_version()}, {platform.machine()}"
+    return (
+        "\n\n".join(
+            [
+                "# Benchmarks",
+                "Generated by `python -m benchmarks`; do not edit by hand.",
+                f"{datetime.now(UTC):%Y-%m-%d %H:%M UTC} · {info} · redis-py {redis.__version__}"
+                f" · {rounds} interleaved rounds of {count} operations each, one loopback"
+                " redis-server. Ratios to the raw baseline of the same table are the result;"
+                " the machine is shared and noisy.",
+                *sections,
+            ]
+        )
+        + "\n"
+    )
+
+
+def main() -> None:
+    """Parse the options, start a server unless given one, measure, write the report."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--redis-url", help="measure against this server (default: throwaway)")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--count", type=int, default=400, help="operations per round")
+    parser.add_argument("--output", default="docs/benchmarks.md")
+    options = parser.parse_args()
+    if options.redis_url:
+        report = run(options.redis_url, options.rounds, options.count)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            server = ThrowawayServer(Path(tmp) / "redis", "--appendonly", "no").start()
+            try:
+                report = run(f"redis://{HOST}:{server.port}/0", options.rounds, options.count)
+            finally:
+                server.stop()
+    Path(options.output).write_text(report, encoding="utf-8")
+    print(report)
+
+
+if __name__ == "__main__":
+    main()
