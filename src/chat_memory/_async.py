@@ -82,11 +82,11 @@ class AsyncMemoryService(MemoryShell[redis.asyncio.Redis | redis.asyncio.RedisCl
 
     async def add_messages(self, session_id: str, messages: Iterable[MessageInput]) -> AppendResult:
         """Append several messages in one atomic round trip; see ``MemoryService.add_messages``."""
-        return await self.run(ops.add_messages(self._core, session_id, messages))
+        return await self._run(ops.add_messages(self._core, session_id, messages))
 
     async def get_messages(self, session_id: str) -> list[Message]:
         """Return the session's stored messages, oldest first; ``[]`` if it has none."""
-        return await self.run(ops.get_messages(self._core, session_id))
+        return await self._run(ops.get_messages(self._core, session_id))
 
     async def get_context(
         self, session_id: str, *, max_tokens: int | None = None
@@ -99,17 +99,17 @@ class AsyncMemoryService(MemoryShell[redis.asyncio.Redis | redis.asyncio.RedisCl
         self, session_id: str, *, max_tokens: int | None = None
     ) -> list[Message]:
         """Return the messages :meth:`get_context` would give, as :class:`Message` records."""
-        return await self.run(ops.context_messages(self._core, session_id, max_tokens))
+        return await self._run(ops.context_messages(self._core, session_id, max_tokens))
 
     async def clear(self, session_id: str) -> None:
         """Forget everything the session stored."""
-        await self.run(ops.clear(self._core, session_id))
+        await self._run(ops.clear(self._core, session_id))
 
     async def ttl(self, session_id: str) -> float | None:
         """Return the seconds left before the session expires, or None if it never will."""
-        return await self.run(ops.ttl(self._core, session_id))
+        return await self._run(ops.ttl(self._core, session_id))
 
-    async def run(self, operation: ops.Operation[T], llm: AsyncChatModel | None = None) -> T:
+    async def _run(self, operation: ops.Operation[T], llm: AsyncChatModel | None = None) -> T:
         """Drive one operation of :mod:`chat_memory._ops` over this memory's client (internal)."""
 
         async def perform(request: ops.Request) -> Any:
@@ -129,7 +129,7 @@ class AsyncChatService(ChatShell[AsyncMemoryService, AsyncChatModel]):
 
     async def prompt(self, session_id: str, user_text: str) -> list[dict[str, Any]]:
         """Return the exact prompt a turn with ``user_text`` would send to the model."""
-        return await self._memory.run(self._core.prompt(session_id, Message("user", user_text)))
+        return await self._memory._run(self._core.prompt(session_id, Message("user", user_text)))
 
     async def reply(self, session_id: str, user_text: str) -> str:
         """Run one turn and return the answer's text; see ``ChatService.reply``."""
@@ -137,7 +137,7 @@ class AsyncChatService(ChatShell[AsyncMemoryService, AsyncChatModel]):
 
     async def respond(self, session_id: str, user_text: str) -> Message:
         """Run one turn and return the answer as stored; see ``ChatService.respond``."""
-        return await self._memory.run(self._core.respond(session_id, user_text), self._llm)
+        return await self._memory._run(self._core.respond(session_id, user_text), self._llm)
 
     async def stream(self, session_id: str, user_text: str) -> AsyncGenerator[str, None]:
         """Run one turn, yielding the reply chunk by chunk; see ``ChatService.stream``.
@@ -152,4 +152,4 @@ class AsyncChatService(ChatShell[AsyncMemoryService, AsyncChatModel]):
         async for chunk in self._llm.stream(await self.prompt(session_id, user_text)):
             chunks.append(text_chunk(chunk))
             yield chunk
-        await self._memory.run(self._core.store(session_id, user, "".join(chunks)))
+        await self._memory._run(self._core.store(session_id, user, "".join(chunks)))

@@ -134,7 +134,7 @@ class ChatService(ChatShell[MemoryService, ChatModel]):
 
     def prompt(self, session_id: str, user_text: str) -> list[dict[str, Any]]:
         """Return the exact prompt a turn with ``user_text`` would send to the model."""
-        return self._memory.run(self._core.prompt(session_id, Message("user", user_text)))
+        return self._memory._run(self._core.prompt(session_id, Message("user", user_text)))
 
     def reply(self, session_id: str, user_text: str) -> str:
         """Run one turn and return the answer's text ("" for an answer of tool calls only).
@@ -150,7 +150,7 @@ class ChatService(ChatShell[MemoryService, ChatModel]):
         model raises, unchanged, after storing nothing; if the answer cannot
         be stored, :class:`ReplyNotStoredError` carries it.
         """
-        return self._memory.run(self._core.respond(session_id, user_text), self._llm)
+        return self._memory._run(self._core.respond(session_id, user_text), self._llm)
 
     def stream(self, session_id: str, user_text: str) -> Generator[str, None, None]:
         """Run one turn, yielding the model's reply chunk by chunk as it streams.
@@ -166,7 +166,7 @@ class ChatService(ChatShell[MemoryService, ChatModel]):
         for chunk in self._llm.stream(self.prompt(session_id, user_text)):
             chunks.append(text_chunk(chunk))
             yield chunk
-        self._memory.run(self._core.store(session_id, user, "".join(chunks)))
+        self._memory._run(self._core.store(session_id, user, "".join(chunks)))
 
 
 def text_chunk(chunk: object) -> str:

@@ -7,6 +7,9 @@
   derive from ``RedisError``; some cluster ones (``RedisClusterException`` and
   its children) and a few others derive from ``Exception`` only.
 
+- :func:`no_free_connection`: a ``BlockingConnectionPool`` that waited in vain
+  for a connection raises a plain ``ConnectionError("No connection available.")``
+  before anything is sent; only its message tells it apart.
 - :func:`internal_failure`: redis-py's asyncio cluster client can fail with a
   bare ``AttributeError``/``TypeError`` from inside its connection code when a
   connection is torn down under concurrent tasks (redis-py issues #3546,
@@ -22,7 +25,7 @@ from typing import Final
 import redis.exceptions
 from redis.client import NEVER_DECODE as _NEVER_DECODE
 
-__all__ = ["NEVER_DECODE", "RAW", "REDIS_EXCEPTIONS", "internal_failure"]
+__all__ = ["NEVER_DECODE", "RAW", "REDIS_EXCEPTIONS", "internal_failure", "no_free_connection"]
 
 NEVER_DECODE: Final = _NEVER_DECODE
 RAW: Final = {NEVER_DECODE: True}
@@ -60,3 +63,10 @@ def internal_failure(exc: Exception) -> redis.exceptions.ConnectionError | None:
     )
     error.__cause__ = exc
     return error
+
+
+def no_free_connection(exc: Exception) -> bool:
+    """Whether ``exc`` is a blocking pool giving up waiting for a connection (nothing sent)."""
+    return isinstance(exc, redis.exceptions.ConnectionError) and str(exc) == (
+        "No connection available."
+    )

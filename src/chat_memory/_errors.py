@@ -32,6 +32,7 @@ from typing import Final
 
 import redis.exceptions as rx
 
+from ._compat import no_free_connection
 from ._message import Message
 from .exceptions import (
     ChatMemoryError,
@@ -64,7 +65,7 @@ class Op(enum.Enum):
 def storage_error(exc: Exception, *, op: Op, messages: Sequence[Message] = ()) -> StorageError:
     """Return the library's error for ``exc``, raised by redis-py during a call of kind ``op``."""
     detail = f"{type(exc).__name__}: {exc}"
-    if isinstance(exc, _POOL_EXHAUSTED):
+    if isinstance(exc, _POOL_EXHAUSTED) or no_free_connection(exc):
         return StorageUnavailableError(
             f"the client's connection pool has no free connection ({detail}); nothing was"
             " sent: share a BlockingConnectionPool sized for your tasks (see the README)"

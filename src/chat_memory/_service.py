@@ -74,14 +74,14 @@ class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
         Returns the messages as stored, in order; ``.appended`` and
         ``.already_stored`` tell which ids were new.
         """
-        return self.run(ops.add_messages(self._core, session_id, messages))
+        return self._run(ops.add_messages(self._core, session_id, messages))
 
     def get_messages(self, session_id: str) -> list[Message]:
         """Return the session's stored messages, oldest first; ``[]`` if it has none.
 
         Raises :class:`CorruptEntryError` if any entry cannot be decoded.
         """
-        return self.run(ops.get_messages(self._core, session_id))
+        return self._run(ops.get_messages(self._core, session_id))
 
     def get_context(
         self, session_id: str, *, max_tokens: int | None = None
@@ -98,20 +98,20 @@ class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
 
     def context_messages(self, session_id: str, *, max_tokens: int | None = None) -> list[Message]:
         """Return the messages :meth:`get_context` would give, as :class:`Message` records."""
-        return self.run(ops.context_messages(self._core, session_id, max_tokens))
+        return self._run(ops.context_messages(self._core, session_id, max_tokens))
 
     def clear(self, session_id: str) -> None:
         """Forget everything the session stored."""
-        self.run(ops.clear(self._core, session_id))
+        self._run(ops.clear(self._core, session_id))
 
     def ttl(self, session_id: str) -> float | None:
         """Return the seconds left before the session expires, or None if it never will.
 
         A session with nothing stored also gives None.
         """
-        return self.run(ops.ttl(self._core, session_id))
+        return self._run(ops.ttl(self._core, session_id))
 
-    def run(self, operation: ops.Operation[T], llm: ChatModel | None = None) -> T:
+    def _run(self, operation: ops.Operation[T], llm: ChatModel | None = None) -> T:
         """Drive one operation of :mod:`chat_memory._ops` over this memory's client (internal)."""
 
         def perform(request: ops.Request) -> Any:

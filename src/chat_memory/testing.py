@@ -74,8 +74,9 @@ class _ScriptedModel:
             return self._replies.popleft()
         if not self._echo:
             raise FakeLLMExhausted(
-                f"FakeLLM has no scripted reply left for call {len(self.prompts)}: script more"
-                " with will_reply(...), or build it with FakeLLM(echo=True) to echo the user"
+                f"{type(self).__name__} has no scripted reply left for call {len(self.prompts)}:"
+                f" script more with will_reply(...), or build it with"
+                f" {type(self).__name__}(echo=True) to echo the user"
             )
         last_user = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
         return f"echo: {last_user}"

@@ -146,3 +146,12 @@ def test_a_pool_with_no_free_connection_sent_nothing() -> None:
     assert isinstance(error, StorageUnavailableError)
     assert not error.may_have_written
     assert "BlockingConnectionPool" in str(error)
+
+
+def test_a_blocking_pool_that_waited_in_vain_sent_nothing() -> None:
+    waited = redis.ConnectionError("No connection available.")
+    error = script_error(waited, keys=("h", "i", "s"), messages=())
+    assert isinstance(error, StorageUnavailableError)
+    assert not error.may_have_written
+    reset = redis.ConnectionError("Connection closed by server.")
+    assert script_error(reset, keys=("h", "i", "s"), messages=()).may_have_written  # type: ignore[attr-defined]
