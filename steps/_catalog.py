@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 from pytest_bdd import parsers
-from pytest_bdd.steps import step_function_context_registry
 
+from ._compat import step_function_context_registry
 from ._gherkin import FeatureSpec, StepSpec, feature_files, read_feature
 
 KEYWORD = {"given": "Given", "when": "When", "then": "Then", None: "*"}

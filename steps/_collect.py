@@ -24,13 +24,15 @@ from typing import Any
 
 import pytest
 from pytest_bdd import scenarios
-from pytest_bdd.parser import Step
-from pytest_bdd.scenario import scenario_wrapper_template_registry
-from pytest_bdd.steps import step_function_context_registry
-from pytest_bdd.utils import registry_get_safe
 
 from ._catalog import StepDefinition, step_definitions
 from ._check import Problem, check_feature, project_tags, registered_markers
+from ._compat import (
+    Step,
+    registry_get_safe,
+    scenario_wrapper_template_registry,
+    step_function_context_registry,
+)
 from ._gherkin import FeatureSpec, ScenarioSpec, read_feature
 
 SCENARIO_KEY = "living-doc-scenario"

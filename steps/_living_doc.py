@@ -23,13 +23,17 @@ from typing import Any
 
 import jinja2
 import pytest
-from pytest_bdd.parser import Feature, Scenario, Step
-from pytest_bdd.scenario import scenario_wrapper_template_registry
-from pytest_bdd.utils import registry_get_safe
 
 from ._backends import BACKEND_KEY
 from ._catalog import StepDefinition, feature_roots, step_definitions
 from ._collect import PROBLEMS_KEY, SCENARIO_KEY
+from ._compat import (
+    Feature,
+    Scenario,
+    Step,
+    registry_get_safe,
+    scenario_wrapper_template_registry,
+)
 from ._gherkin import FeatureSpec, ScenarioSpec, feature_files, read_feature
 
 STEPS_KEY = "living-doc-steps"

@@ -20,15 +20,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from freezegun import freeze_time
-from freezegun.api import (
-    FrozenDateTimeFactory,
-    StepTickTimeFactory,
-    TickingDateTimeFactory,
-    _freeze_time,
-)
 from pytest_bdd import given, parsers, when
 
 from ._backends import Backend, RedisClient, shift_expiry
+from ._compat import FreezeTime, FrozenDateTimeFactory, StepTickTimeFactory, TickingDateTimeFactory
 
 _Factory = FrozenDateTimeFactory | StepTickTimeFactory | TickingDateTimeFactory
 
@@ -41,7 +36,7 @@ class ScenarioClock:
         self._backend = backend
         self._client = client
         self._namespace = namespace
-        self._freezer: _freeze_time | None = None
+        self._freezer: FreezeTime | None = None
         self._frozen: _Factory | None = None
 
     def start(self, at: datetime | None = None) -> None:
