@@ -66,14 +66,10 @@ class Backend:
         origin = "throwaway, started by the suite" if self.started_here else "given"
         return f"{label} {where} ({origin})"
 
-    def connect(self, server: fakeredis.FakeServer | None = None, **options: Any) -> RedisClient:
-        """Return a new client of this backend (on fakeredis, of ``server`` or a new one)."""
-        if self.kind == "fakeredis":
-            return fakeredis.FakeRedis(server=server or fakeredis.FakeServer(), **options)
-        assert self.url is not None
-        if self.kind == "cluster":
-            return redis.RedisCluster.from_url(self.url, **options)
-        return redis.Redis.from_url(self.url, **options)
+    def recipe(self) -> ClientRecipe:
+        """Return how to build clients of this backend (on fakeredis, of a new server)."""
+        server = fakeredis.FakeServer() if self.kind == "fakeredis" else None
+        return ClientRecipe(self.kind, self.url, server=server)
 
 
 @dataclass(frozen=True)
@@ -187,7 +183,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     backend = session.config.stash[BACKEND_KEY]
     if not backend.shared or backend.started_here or hasattr(session.config, "workerinput"):
         return
-    client = backend.connect(socket_connect_timeout=2, socket_timeout=2, retry=None)
+    client = backend.recipe().sync(socket_connect_timeout=2, socket_timeout=2, retry=None)
     try:
         client.ping()
     except (redis.RedisError, redis.exceptions.RedisClusterException) as exc:
@@ -241,7 +237,7 @@ def redis_backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
 
 def _recorded(config: pytest.Config, backend: Backend) -> Backend:
     if backend.shared:
-        client = backend.connect()
+        client = backend.recipe().sync()
         try:
             client.ping()
         except redis.RedisError as exc:
@@ -263,8 +259,7 @@ def namespace(redis_backend: Backend) -> str:
 @pytest.fixture
 def client_recipe(redis_backend: Backend) -> ClientRecipe:
     """How the scenario reaches its Redis: the backend, or a server a Given step chose."""
-    server = fakeredis.FakeServer() if redis_backend.kind == "fakeredis" else None
-    return ClientRecipe(redis_backend.kind, redis_backend.url, server=server)
+    return redis_backend.recipe()
 
 
 @pytest.fixture

@@ -83,7 +83,6 @@ class AppendResult(list[Message]):
 class AppendCall:
     """One call of the append script: its keys, its arguments and the messages it carries."""
 
-    session_id: str
     keys: tuple[str, str, str]
     args: list[bytes]
     encoded: list[Encoded]
@@ -151,7 +150,7 @@ class MemoryCore:
                     f" over the limit of {self.max_message_bytes}"
                 )
             args += [str(item.message.id).encode("utf-8"), item.fingerprint, item.entry]
-        return AppendCall(session_id, keys, args, encoded)
+        return AppendCall(keys, args, encoded)
 
     def finish_append(self, call: AppendCall, reply: Sequence[Any]) -> AppendResult:
         """Read the script's reply: what was appended, and the stored version of the rest."""
