@@ -1,0 +1,459 @@
+"""Mutation testing of the library, as a command of the project: writes docs/mutation.md.
+
+Runs mutmut (configured in ``pyproject.toml``) over ``src/chat_memory/`` in
+three passes, each in a throwaway copy of the working tree so the checkout is
+never touched:
+
+1. the acceptance suite on fakeredis (``pytest features/``), every mutant;
+2. the survivors again, with the acceptance suite on a throwaway real
+   ``redis-server`` (``--redis-server``: the ``@faults`` scenarios run there)
+   and the ``@llm_smoke`` scenarios against the loopback model stub of
+   ``tests/llm_stub.py`` (they drive ``chat_memory.openai_model``);
+3. what still survives, with ``tests/unit`` added.
+
+Passes 1 and 2 together are "the acceptance suite alone": everything
+``pytest features/`` runs in CI.
+
+Then it writes the score by module, both ways, and every mutant the acceptance
+suite lets survive: the ones the unit tests kill, the ones that only change an
+error message's wording, and the ones justified as equivalent in
+``tests/mutation_equivalents.toml``. A survivor that is none of these is listed
+as *unexplained*, and the command exits 1: a mutant that changes what a user
+gets and that nothing notices is a hole in the suite. ::
+
+    python -m tests.mutation                      # the full run, about 30 minutes
+    python -m tests.mutation --sample 60          # a random sample, as CI runs it
+    python -m tests.mutation --module _budget.py  # the modules a change touched
+"""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import difflib
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import tokenize
+import tomllib
+from collections import Counter
+from dataclasses import dataclass, field
+from io import StringIO
+from pathlib import Path
+
+from tests.llm_stub import running_stub
+
+ROOT = Path(__file__).resolve().parent.parent
+EQUIVALENTS = ROOT / "tests" / "mutation_equivalents.toml"
+KILLED = {1, 3, 36, 24, -24, 152, 255, 37}  # failed, pytest error, timeout, type check
+UNREACHED = {None, 5, 33}  # mutmut found no test that runs the function
+MUTANT_KEY = re.compile(r"^(?P<module>[\w.]+)\.x(?:ǁ(?P<cls>\w+)ǁ|_)(?P<func>\w+?)__mutmut_\d+$")
+
+
+@dataclass
+class Mutant:
+    """One mutant: its mutmut name, readable place, diff, and fate in each run."""
+
+    name: str
+    module: str
+    place: str
+    features: int | None
+    server: int | None = None
+    unit: int | None = None
+    diff: str = ""
+    verdict: str = ""
+
+    @property
+    def changed(self) -> tuple[list[str], list[str]]:
+        """The removed and added lines of the diff, stripped."""
+        lines = self.diff.splitlines()
+        removed = [x[1:].strip() for x in lines if x.startswith("-") and not x.startswith("---")]
+        added = [x[1:].strip() for x in lines if x.startswith("+") and not x.startswith("+++")]
+        return removed, added
+
+
+@dataclass
+class Report:
+    """The mutants of every module, with what each run made of them."""
+
+    mutants: list[Mutant] = field(default_factory=list)
+    sample: bool = False
+
+
+def place_of(name: str) -> tuple[str, str]:
+    """``chat_memory._keys.xǁKeyLayoutǁall__mutmut_3`` -> (``_keys.py``, ``KeyLayout.all``)."""
+    match = MUTANT_KEY.match(name)
+    if match is None:
+        return "?", name
+    module = match["module"].removeprefix("chat_memory.") + ".py"
+    func = match["func"]
+    return module, f"{match['cls']}.{func}" if match["cls"] else func
+
+
+def copy_tree(target: Path) -> None:
+    """Copy the working tree (tracked and new files, not ignored ones) into ``target``."""
+    files = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    ).stdout.split(b"\0")
+    for raw in filter(None, files):
+        source = ROOT / os.fsdecode(raw)
+        if source.is_file():
+            destination = target / os.fsdecode(raw)
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, destination)
+
+
+def run_mutmut(
+    workdir: Path,
+    names: list[str],
+    *,
+    pytest_args: list[str],
+    tests: list[str],
+    env: dict[str, str],
+) -> dict[str, int | None]:
+    """Run mutmut in ``workdir`` (on ``names``, or all) and return every mutant's exit code."""
+    pyproject = workdir / "pyproject.toml"
+    text = pyproject.read_text()
+    for key, extra in (
+        ("pytest_add_cli_args", pytest_args),
+        ("pytest_add_cli_args_test_selection", tests),
+    ):
+        line = next(x for x in text.splitlines() if x.startswith(f"{key} = ["))
+        text = text.replace(line, line[:-1] + "".join(f", {json.dumps(a)}" for a in extra) + "]")
+    pyproject.write_text(text)
+    env = {**os.environ, **env, "PYTHONDONTWRITEBYTECODE": "1"}
+    # mutmut writes one progress line per mutant; keep its output for a failed run only.
+    log = workdir / "mutmut.log"
+    with log.open("w") as out:
+        done = subprocess.run(
+            [sys.executable, "-m", "mutmut", "run", *names],
+            cwd=workdir,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            check=False,
+        )
+    if done.returncode != 0:
+        sys.stderr.write(log.read_text()[-4000:])
+        raise SystemExit(f"mutmut failed in {workdir} (exit {done.returncode})")
+    codes: dict[str, int | None] = {}
+    for meta in sorted((workdir / "mutants" / "src").rglob("*.py.meta")):
+        codes.update(json.loads(meta.read_text())["exit_code_by_key"])
+    return codes
+
+
+def diff_of(workdir: Path, name: str) -> str:
+    """The unified diff of one mutant, as ``mutmut show`` prints it."""
+    shown = subprocess.run(
+        [sys.executable, "-m", "mutmut", "show", name],
+        cwd=workdir,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return "\n".join(line for line in shown.splitlines() if not line.startswith("# "))
+
+
+def _tokens(lines: list[str]) -> list[tuple[bool, str]] | None:
+    """The tokens of source lines as (is a string literal, text); None if they don't tokenize."""
+    try:
+        tokens = list(tokenize.generate_tokens(StringIO("\n".join(lines) + "\n").readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None
+    fstring_start = getattr(tokenize, "FSTRING_START", None)  # Python 3.12+ splits f-strings
+    fstring_end = getattr(tokenize, "FSTRING_END", None)
+    out: list[tuple[bool, str]] = []
+    depth, pieces = 0, list[str]()
+    for token in tokens:
+        if token.type == fstring_start or depth:
+            depth += (token.type == fstring_start) - (token.type == fstring_end)
+            pieces.append(token.string)
+            if not depth:
+                out.append((True, "".join(pieces)))
+                pieces = []
+        elif token.type == tokenize.STRING:
+            out.append((True, token.string))
+        elif token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
+            out.append((False, token.string))
+    return out
+
+
+def _changes(mutant: Mutant) -> list[tuple[list[tuple[bool, str]], list[tuple[bool, str]]]] | None:
+    """The token runs the mutant replaces, as (old run, new run) pairs."""
+    removed, added = mutant.changed
+    old, new = _tokens(removed), _tokens(added)
+    if old is None or new is None:
+        return None
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    return [
+        (old[i1:i2], new[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
+    ]
+
+
+def _prose(token: tuple[bool, str]) -> bool:
+    text = token[1][min(token[1].find(q) for q in "'\"" if q in token[1]) :]
+    return token[0] and len(re.findall(r"[A-Za-z]+", text)) >= 2
+
+
+def is_wording(mutant: Mutant) -> bool:
+    """Whether the mutant only rewrites human-readable text (an error message, usually).
+
+    True when every change replaces string literals that read as prose (at
+    least two words) with other strings, or with ``None``. Keys, roles and
+    formats are single tokens and never count as wording.
+    """
+    changes = _changes(mutant)
+    return bool(changes) and all(
+        old
+        and all(_prose(token) for token in old)
+        and (all(token[0] for token in new) or new == [(False, "None")])
+        for old, new in changes or []
+    )
+
+
+def codec_case(mutant: Mutant) -> bool:
+    """Whether the mutant only changes the case of a codec name ("utf-8" -> "UTF-8")."""
+    changes = _changes(mutant)
+    return bool(changes) and all(
+        len(old) == len(new) == 1
+        and old[0][0]
+        and new[0][0]
+        and old[0][1].lower() == new[0][1].lower()
+        and _is_codec(old[0][1])
+        for old, new in changes or []
+    )
+
+
+def _is_codec(literal: str) -> bool:
+    try:
+        codecs.lookup(literal.strip("'\""))
+    except LookupError:
+        return False
+    return True
+
+
+def load_equivalents() -> list[dict[str, str]]:
+    """The hand-written justifications: place, the changed lines, and why it is equivalent."""
+    return list(tomllib.loads(EQUIVALENTS.read_text())["equivalent"])
+
+
+def justification(mutant: Mutant, equivalents: list[dict[str, str]]) -> str | None:
+    """The reason an equivalent mutant survives, when one is written for its change."""
+    removed, added = mutant.changed
+    for entry in equivalents:
+        if (
+            entry["place"] == f"{mutant.module}:{mutant.place}"
+            and entry["from"].strip() in removed
+            and entry["to"].strip() in added
+        ):
+            return entry["reason"]
+    return None
+
+
+def classify(report: Report, equivalents: list[dict[str, str]]) -> None:
+    """Give every mutant its verdict."""
+    for mutant in report.mutants:
+        if mutant.features in KILLED or mutant.server in KILLED:
+            mutant.verdict = "killed by the acceptance suite"
+        elif is_wording(mutant):
+            mutant.verdict = "message wording"
+        elif codec_case(mutant):
+            mutant.verdict = "equivalent: codec names are case-insensitive in Python"
+        elif reason := justification(mutant, equivalents):
+            mutant.verdict = f"equivalent: {reason}"
+        elif mutant.unit in KILLED:
+            mutant.verdict = "killed by tests/unit"
+        else:
+            mutant.verdict = "unexplained"
+
+
+PASSES = ("fakeredis", "suite", "unit")
+
+
+def score(mutants: list[Mutant], upto: str, *, behaviour: bool = False) -> tuple[int, int]:
+    """Killed and counted mutants, by the passes up to ``upto``.
+
+    Equivalent mutants are never counted; with ``behaviour``, message-wording
+    ones are not either (the score over mutants that change what a user gets).
+    """
+    skip = ("equivalent", "message wording") if behaviour else ("equivalent",)
+    counted = [m for m in mutants if not m.verdict.startswith(skip)]
+    passes = PASSES[: PASSES.index(upto) + 1]
+
+    def codes(m: Mutant) -> list[int | None]:
+        return [m.features, m.server, m.unit][: len(passes)]
+
+    killed = [m for m in counted if any(code in KILLED for code in codes(m))]
+    return len(killed), len(counted)
+
+
+def percent(part: int, whole: int) -> str:
+    """``part`` of ``whole`` as a percentage, one decimal."""
+    return f"{100 * part / whole:.1f}%" if whole else "n/a"
+
+
+def render(report: Report) -> str:
+    """The Markdown of docs/mutation.md."""
+    by_module: dict[str, list[Mutant]] = {}
+    for mutant in report.mutants:
+        by_module.setdefault(mutant.module, []).append(mutant)
+    verdicts = Counter(m.verdict.split(":")[0] for m in report.mutants)
+    lines = [
+        "# Mutation testing",
+        "",
+        "Generated by `python -m tests.mutation`; do not edit by hand."
+        + (" **This is a sample run, not the full one.**" if report.sample else ""),
+        "",
+        "mutmut changes the library one small edit at a time (a flipped comparison, a",
+        "dropped argument, an off-by-one) and runs the tests against each edit. A",
+        "mutant the tests let pass is a change to the code that nobody would notice.",
+        "Equivalent mutants (the code behaves the same) are not counted.",
+        "",
+        "Columns: the acceptance suite on fakeredis; the whole acceptance suite"
+        " (`pytest features/` on fakeredis and on a real server, `@faults` and"
+        " `@llm_smoke` included, as CI runs it); the same over mutants that change"
+        " behaviour (message wording left out); and with `tests/unit` added.",
+        "",
+        "| module | mutants | features on fakeredis | `pytest features/` alone"
+        " | alone, behaviour only | with `tests/unit` too |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+
+    def row(label: str, mutants: list[Mutant]) -> str:
+        cells = [
+            percent(*score(mutants, "fakeredis")),
+            percent(*score(mutants, "suite")),
+            percent(*score(mutants, "suite", behaviour=True)),
+            percent(*score(mutants, "unit")),
+        ]
+        return f"| {label} | {score(mutants, 'unit')[1]} | " + " | ".join(cells) + " |"
+
+    lines += [row(module, by_module[module]) for module in sorted(by_module)]
+    lines += [
+        row("**library**", report.mutants),
+        "",
+        "Survivors of the acceptance suite: "
+        + ", ".join(
+            f"{count} {verdict}"
+            for verdict, count in sorted(verdicts.items())
+            if verdict != "killed by the acceptance suite"
+        )
+        + ".",
+        "",
+    ]
+    sections = [
+        ("unexplained", "Unexplained survivors (a change nobody notices: add a test)"),
+        ("equivalent", "Equivalent mutants"),
+        ("killed by tests/unit", "Killed only by the unit tests"),
+        ("message wording", "Message wording (scenarios match error messages by substring)"),
+    ]
+    for prefix, title in sections:
+        chosen = [m for m in report.mutants if m.verdict.startswith(prefix)]
+        if not chosen:
+            continue
+        lines += [f"## {title}", ""]
+        for mutant in chosen:
+            removed, added = mutant.changed
+            change = "; ".join(f"`{r}` → `{a}`" for r, a in zip(removed, added, strict=False))
+            reason = mutant.verdict.partition(": ")[2]
+            lines.append(
+                f"- {mutant.module} `{mutant.place}`: {change or '(see mutmut show)'}"
+                + (f" — {reason}" if reason else "")
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run mutmut, write the report, and exit 1 when a survivor is unexplained."""
+    parser = argparse.ArgumentParser(prog="python -m tests.mutation", description=__doc__)
+    parser.add_argument("--sample", type=int, help="check this many random mutants only")
+    parser.add_argument("--seed", type=int, default=0, help="the sample's random seed")
+    parser.add_argument("--module", action="append", default=[], help="e.g. _budget.py")
+    parser.add_argument("--output", type=Path, default=ROOT / "docs" / "mutation.md")
+    args = parser.parse_args(argv)
+
+    with tempfile.TemporaryDirectory(prefix="chat-memory-mutation-") as tmp:
+        features_dir = Path(tmp) / "fakeredis"
+        copy_tree(features_dir)
+        names: list[str] = []
+        if args.sample or args.module:
+            # A first, cheap pass lists the mutants; then only the chosen ones run.
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    "from mutmut.__main__ import create_mutants; create_mutants(1)",
+                ],
+                cwd=features_dir,
+                check=True,
+                capture_output=True,
+            )
+            every = sorted(
+                key
+                for meta in (features_dir / "mutants" / "src").rglob("*.py.meta")
+                for key in json.loads(meta.read_text())["exit_code_by_key"]
+            )
+            if args.module:
+                every = [n for n in every if place_of(n)[0] in args.module]
+            names = (
+                random.Random(args.seed).sample(every, min(args.sample, len(every)))
+                if args.sample
+                else every
+            )
+        features = run_mutmut(features_dir, names, pytest_args=[], tests=[], env={})
+        chosen = names or sorted(features)
+        report = Report(sample=bool(names))
+        for name in chosen:
+            module, place = place_of(name)
+            mutant = Mutant(name, module, place, features.get(name))
+            if mutant.features not in KILLED:
+                mutant.diff = diff_of(features_dir, name)
+            report.mutants.append(mutant)
+        alive = [m for m in report.mutants if m.features not in KILLED]
+        if alive:
+            server_dir = Path(tmp) / "redis-server"
+            copy_tree(server_dir)
+            with running_stub() as stub:
+                llm = {"LLM_BASE_URL": stub.base_url, "LLM_API_KEY": "stub", "LLM_MODEL": "stub"}
+                codes = run_mutmut(
+                    server_dir,
+                    [m.name for m in alive],
+                    pytest_args=["--redis-server"],
+                    tests=[],
+                    env=llm,
+                )
+            for mutant in alive:
+                mutant.server = codes.get(mutant.name)
+        alive = [m for m in alive if m.server not in KILLED]
+        if alive:
+            unit_dir = Path(tmp) / "with-unit"
+            copy_tree(unit_dir)
+            codes = run_mutmut(
+                unit_dir, [m.name for m in alive], pytest_args=[], tests=["tests/unit/"], env={}
+            )
+            for mutant in alive:
+                mutant.unit = codes.get(mutant.name)
+        classify(report, load_equivalents())
+    args.output.write_text(render(report))
+    unexplained = [m for m in report.mutants if m.verdict == "unexplained"]
+    alone = score(report.mutants, "suite")
+    behaviour = score(report.mutants, "suite", behaviour=True)
+    print(
+        f"{args.output}: pytest features/ alone kills {percent(*alone)} of {alone[1]} mutants"
+        f" ({percent(*behaviour)} of those that change behaviour);"
+        f" {len(unexplained)} unexplained survivors"
+    )
+    return 1 if unexplained else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
