@@ -74,11 +74,7 @@ def _run_writers(
     Either way a writer resends on WriteOutcomeUnknownError, as the README tells apps to,
     up to ``RESENDS`` times.
     """
-    config: dict[str, Any] = {
-        "max_history": settings.max_history,
-        "ttl": settings.ttl,
-        "namespace": namespace,
-    }
+    config: dict[str, Any] = {**settings.service_settings(), "namespace": namespace}
 
     def write(writer: int) -> None:
         client = recipe.sync()

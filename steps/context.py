@@ -16,15 +16,16 @@ whole values, so a failure shows what the model would have seen.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import pytest
 from pytest_bdd import parsers, then
 
-from chat_memory import CorruptEntryError, MemoryService
+from chat_memory import ChatMemoryError, CorruptEntryError, MemoryService
 
-from ._compare import expect_count, expect_messages
-from ._tables import MESSAGE_COLUMNS, exchange, messages, reads_table
+from ._compare import expect_count, expect_messages, expect_text
+from ._tables import MESSAGE_COLUMNS, exchange, messages, reads_json, reads_table
 
 
 @then("the context is empty")
@@ -107,6 +108,74 @@ def context_fails_on_corrupt_entry(memory: MemoryService, session_id: str, numbe
     with pytest.raises(CorruptEntryError) as failure:
         memory.get_context(session_id)
     assert (failure.value.session_id, failure.value.position + 1) == (session_id, number)
+
+
+@then("the context is this JSON:")
+@reads_json
+def context_is_json(memory: MemoryService, session_id: str, docstring: str) -> None:
+    """The context is exactly these chat-completions messages (for tool calls and names).
+
+    Then the context is this JSON:
+    """
+    expect_text(_the_context(session_id), memory.get_context(session_id), json.loads(docstring))
+
+
+@then(parsers.parse('loading the context fails with the reason "{reason}"'))
+def context_fails_with(memory: MemoryService, session_id: str, reason: str) -> None:
+    """Loading the context raises the memory's error, whose message says this.
+
+    Then loading the context fails with the reason "holds a string"
+    """
+    with pytest.raises(ChatMemoryError) as failure:
+        memory.get_context(session_id)
+    assert reason in str(failure.value), f"the error was: {failure.value}"
+
+
+@then(parsers.parse("the context within {tokens:d} tokens is:"))
+@reads_table(*MESSAGE_COLUMNS)
+def context_within_is(
+    memory: MemoryService, session_id: str, tokens: int, datatable: Sequence[Sequence[str]]
+) -> None:
+    """The newest messages that fit this many tokens, as the memory counts them, are these.
+
+    Then the context within 30 tokens is:
+    """
+    expect_messages(
+        _the_context(session_id),
+        memory.get_context(session_id, max_tokens=tokens),
+        messages(datatable),
+    )
+
+
+@then("the session's messages, with their ids and times, are this JSON:")
+@reads_json
+def messages_with_ids_are(memory: MemoryService, session_id: str, docstring: str) -> None:
+    """The session's stored messages as the app reads them back, ids and times included.
+
+    Then the session's messages, with their ids and times, are this JSON:
+    """
+    actual = [
+        m.to_chat() | {"id": m.id, "created_at": m.created_at}
+        for m in memory.get_messages(session_id)
+    ]
+    expect_text(f'the messages of session "{session_id}"', actual, json.loads(docstring))
+
+
+@then(parsers.parse('loading the context fails, naming entry {number:d} as corrupt: "{reason}"'))
+def context_fails_on_corrupt_entry_because(
+    memory: MemoryService, session_id: str, number: int, reason: str
+) -> None:
+    """A stored entry that cannot be read is reported with the session, its position and why.
+
+    Then loading the context fails, naming entry 1 as corrupt: "unsupported format version"
+    """
+    with pytest.raises(CorruptEntryError) as failure:
+        memory.get_context(session_id)
+    error = failure.value
+    assert (error.session_id, error.position + 1) == (session_id, number), str(error)
+    assert reason in error.reason, f"the reason given is: {error.reason}"
+    assert reason in str(error), str(error)
+    assert session_id in str(error), str(error)
 
 
 def _the_context(session_id: str) -> str:

@@ -15,6 +15,7 @@ for a "Then the message is refused" step instead of failing the scenario.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -24,7 +25,7 @@ from pytest_bdd import given, parsers, then, when
 
 from chat_memory import ChatMemoryError, InvalidInputError, MemoryService, Message, ToolCall
 
-from ._tables import MESSAGE_COLUMNS, exchange, messages, reads_table
+from ._tables import MESSAGE_COLUMNS, exchange, messages, reads_json, reads_table
 
 
 class Attempt:
@@ -52,6 +53,12 @@ class Attempt:
 def attempt() -> Attempt:
     """The scenario's attempt to send something the memory should refuse."""
     return Attempt()
+
+
+@pytest.fixture
+def chat_turns() -> list[list[Any]]:
+    """Every turn the app sent in the chat-completions shape, as JSON values, in order."""
+    return []
 
 
 @pytest.fixture
@@ -313,3 +320,61 @@ def message_refused(attempt: Attempt, reason: str) -> None:
     assert isinstance(attempt.error, InvalidInputError), f"not a refusal: {attempt.error!r}"
     assert isinstance(attempt.error, ValueError)
     assert reason in str(attempt.error)
+
+
+@when(parsers.parse("the app sends the chat message {message}"))
+def app_sends_chat_message(
+    memory: MemoryService, session_id: str, attempt: Attempt, message: str
+) -> None:
+    """The app sends one message in the chat-completions shape, written as JSON.
+
+    When the app sends the chat message {"role": "user", "content": "hi"}
+    """
+    attempt.make(lambda: memory.add_messages(session_id, [json.loads(message)]))
+
+
+@when("the app sends these chat messages:")
+@reads_json
+def app_sends_chat_messages(
+    memory: MemoryService, session_id: str, chat_turns: list[list[Any]], docstring: str
+) -> None:
+    """The app stores a turn given as a JSON list of chat-completions messages.
+
+    When the app sends these chat messages:
+    """
+    turn = json.loads(docstring)
+    chat_turns.append(turn)
+    memory.add_messages(session_id, turn)
+
+
+@when("the app sends the same chat messages again")
+def app_resends_chat_messages(
+    memory: MemoryService, session_id: str, chat_turns: list[list[Any]]
+) -> None:
+    """The app retries its last JSON turn, exactly as it sent it (ids included).
+
+    When the app sends the same chat messages again
+    """
+    assert chat_turns, "no step sent chat messages before"
+    memory.add_messages(session_id, chat_turns[-1])
+
+
+@when(parsers.parse("the app sends a message whose id is {length:d} characters long"))
+def app_sends_long_id(
+    memory: MemoryService, session_id: str, attempt: Attempt, length: int
+) -> None:
+    """The app stores a message under an id of this length (the memory takes up to 128).
+
+    When the app sends a message whose id is 128 characters long
+    """
+    attempt.make(lambda: memory.add_message(session_id, "user", "hello", message_id="i" * length))
+
+
+@then("the message is accepted")
+def message_accepted(attempt: Attempt) -> None:
+    """The message the app sent was stored without an error.
+
+    Then the message is accepted
+    """
+    assert attempt.made, "no step tried to send a message"
+    assert attempt.error is None, f"the message was refused: {attempt.error}"

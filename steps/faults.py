@@ -44,6 +44,7 @@ from chat_memory import (
     MemoryService,
     Message,
     StorageError,
+    StorageUnavailableError,
     WriteOutcomeUnknownError,
     acl_rules,
 )
@@ -153,6 +154,60 @@ def user_tries_to_say(memory: MemoryService, session_id: str, attempt: Attempt, 
     When the user tries to say "are you there?"
     """
     attempt.make(lambda: memory.add_message(session_id, "user", text))
+
+
+@when("the app tries to clear the session")
+def app_tries_to_clear(memory: MemoryService, session_id: str, attempt: Attempt) -> None:
+    """The app forgets the session on purpose; a failure is kept for a Then step.
+
+    When the app tries to clear the session
+    """
+    attempt.make(lambda: memory.clear(session_id))
+
+
+@when("the app tries to read how long the session has left")
+def app_tries_ttl(memory: MemoryService, session_id: str, attempt: Attempt) -> None:
+    """The app asks for the session's remaining time to live; a failure is kept.
+
+    When the app tries to read how long the session has left
+    """
+    attempt.make(lambda: memory.ttl(session_id))
+
+
+@when("the app tries to load the context")
+def app_tries_to_load(memory: MemoryService, session_id: str, attempt: Attempt) -> None:
+    """The app loads the session's context; a failure is kept for a Then step.
+
+    When the app tries to load the context
+    """
+    attempt.make(lambda: memory.get_context(session_id))
+
+
+@then(parsers.parse("the app was told within {seconds:d} seconds that the memory is unavailable"))
+def told_unavailable(attempt: Attempt, seconds: int) -> None:
+    """The call failed in time with the error that says nothing was changed.
+
+    Then the app was told within 2 seconds that the memory is unavailable
+    """
+    assert attempt.made, "no step tried to use the memory"
+    assert isinstance(attempt.error, StorageUnavailableError), f"got {attempt.error!r}"
+    assert not attempt.error.may_have_written, str(attempt.error)
+    assert attempt.seconds <= seconds, f"the error took {attempt.seconds:.1f} seconds"
+
+
+@then(
+    parsers.parse(
+        "the app was told within {seconds:d} seconds that the session may not have been cleared"
+    )
+)
+def told_clear_unknown(attempt: Attempt, seconds: int) -> None:
+    """The clear was sent but not answered: the app must assume either outcome.
+
+    Then the app was told within 2 seconds that the session may not have been cleared
+    """
+    assert isinstance(attempt.error, WriteOutcomeUnknownError), f"got {attempt.error!r}"
+    assert attempt.error.may_have_written, str(attempt.error)
+    assert attempt.seconds <= seconds, f"the error took {attempt.seconds:.1f} seconds"
 
 
 @when("the app retries the failed message")

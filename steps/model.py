@@ -32,7 +32,7 @@ from typing import cast
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from chat_memory import ChatModel, ChatService, MemoryService, TokenCounter
+from chat_memory import ChatModel, ChatService, MemoryService, TokenCounter, approximate_tokens
 from chat_memory.testing import AsyncFakeLLM, FakeLLM, FakeLLMError, count_words
 
 from ._apis import Services
@@ -67,6 +67,7 @@ class Turn:
     answer: str | None = None
     error: Exception | None = None
     pieces: list[str] = field(default_factory=list)
+    preview: list[dict[str, object]] = field(default_factory=list)
 
 
 @pytest.fixture
@@ -331,3 +332,32 @@ def turn_fails_with_model_error(turn: Turn, model_failure: Exception) -> None:
     Then the turn fails with the model's own error
     """
     assert turn.error is model_failure
+
+
+@then(parsers.parse("by the default count, the message {message} is {tokens:d} tokens"))
+def default_count_is(message: str, tokens: int) -> None:
+    """The memory's built-in token estimate (no tokenizer) for one chat-completions message.
+
+    Then by the default count, the message {"role": "user", "content": "Hello"} is 6 tokens
+    """
+    counted = approximate_tokens(json.loads(message))
+    assert counted == tokens, f"the default count is {counted} tokens, not {tokens}"
+
+
+@when(parsers.parse('the app previews the prompt for "{text}"'))
+def app_previews_prompt(chat: ChatService, session_id: str, turn: Turn, text: str) -> None:
+    """The app asks what a turn with this message would send, without running the turn.
+
+    When the app previews the prompt for "What is my name?"
+    """
+    turn.preview = chat.prompt(session_id, text)
+
+
+@then("the preview is:")
+@reads_table(*MESSAGE_COLUMNS)
+def preview_is(turn: Turn, datatable: Sequence[Sequence[str]]) -> None:
+    """The previewed prompt is exactly these messages, in this order.
+
+    Then the preview is:
+    """
+    expect_messages("the previewed prompt", turn.preview, messages(datatable))

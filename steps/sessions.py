@@ -14,13 +14,15 @@ with them, the first time a step uses it.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from chat_memory import MemoryService
+from chat_memory import InvalidInputError, MemoryService
 
 from ._apis import Services
 from .clock import ScenarioClock
@@ -28,20 +30,25 @@ from .clock import ScenarioClock
 
 @dataclass
 class MemorySettings:
-    """What the scenario's Given steps configured; read once, when the memory is built."""
+    """What the scenario's Given steps configured; read once, when the memory is built.
 
-    max_history: int = 20
-    ttl: timedelta | None = None
+    Only the settings a step changed reach the service: the others keep the
+    library's own defaults, so a scenario without settings tests those.
+    """
+
+    changed: dict[str, Any] = field(default_factory=dict)
     decode_responses: bool = False
-    idempotency_window: int | None = None
     built: bool = field(default=False, repr=False)
 
     def change(self, **values: object) -> None:
         """Change a setting, refusing once the memory exists."""
         if self.built:
             raise AssertionError("memory settings must come before the first message is sent")
-        for name, value in values.items():
-            setattr(self, name, value)
+        self.changed.update(values)
+
+    def service_settings(self) -> dict[str, Any]:
+        """The keyword arguments for the memory service: the changed settings only."""
+        return dict(self.changed)
 
 
 @pytest.fixture
@@ -56,10 +63,8 @@ def memory(memory_settings: MemorySettings, services: Services, namespace: str) 
     memory_settings.built = True
     return services.memory(
         decode_responses=memory_settings.decode_responses,
-        max_history=memory_settings.max_history,
-        ttl=memory_settings.ttl,
         namespace=namespace,
-        idempotency_window=memory_settings.idempotency_window,
+        **memory_settings.service_settings(),
     )
 
 
@@ -121,7 +126,8 @@ def redeployed_without_expiry(
 
     Given the app was redeployed with sessions that never expire
     """
-    return services.memory(max_history=memory_settings.max_history, ttl=None, namespace=namespace)
+    settings = memory_settings.service_settings() | {"ttl": None}
+    return services.memory(namespace=namespace, **settings)
 
 
 @given("the memory's client decodes responses as text")
@@ -130,7 +136,8 @@ def client_decodes_responses(memory_settings: MemorySettings) -> None:
 
     Given the memory's client decodes responses as text
     """
-    memory_settings.change(decode_responses=True)
+    assert not memory_settings.built, "the client is chosen before the first message is sent"
+    memory_settings.decode_responses = True
 
 
 @then(parsers.re(r"the session expires in (?P<seconds>\d+) seconds?"), converters={"seconds": int})
@@ -166,3 +173,51 @@ def sessions_expire_in_real_time(memory_settings: MemorySettings, milliseconds: 
     Given sessions expire after 500 milliseconds of inactivity, in real time
     """
     memory_settings.change(ttl=timedelta(milliseconds=milliseconds))
+
+
+def _setting(value: str) -> Any:
+    """A setting's value as JSON (``NaN`` and ``Infinity`` included), e.g. ``1800`` or ``"x"``."""
+    return json.loads(value)
+
+
+@given(parsers.parse("the memory is set up with {setting} = {value}"))
+def memory_set_up_with(memory_settings: MemorySettings, setting: str, value: str) -> None:
+    """Build the memory with this keyword setting, its value written as JSON (seconds for ttl).
+
+    Given the memory is set up with ttl = 1800
+    """
+    memory_settings.change(**{setting: _setting(value)})
+
+
+@pytest.fixture
+def setup_error() -> list[InvalidInputError]:
+    """The error the scenario's attempt to set up the memory raised, if any."""
+    return []
+
+
+@when(parsers.parse("the app sets up the memory with {setting} = {value}"))
+def app_sets_up_memory(
+    services: Services,
+    namespace: str,
+    setup_error: list[InvalidInputError],
+    setting: str,
+    value: str,
+) -> None:
+    """The app builds the memory with this keyword setting, which may be refused.
+
+    When the app sets up the memory with max_history = 0
+    """
+    try:
+        services.memory(**({"namespace": namespace} | {setting: _setting(value)}))
+    except InvalidInputError as exc:
+        setup_error.append(exc)
+
+
+@then(parsers.parse('the setup is refused with the reason "{reason}"'))
+def setup_refused(setup_error: list[InvalidInputError], reason: str) -> None:
+    """Building the memory failed at once, with a typed error saying this.
+
+    Then the setup is refused with the reason "max_history must be"
+    """
+    assert setup_error, "the memory was set up without complaint"
+    assert reason in str(setup_error[0]), f"the error was: {setup_error[0]}"

@@ -28,9 +28,10 @@ import pytest
 import redis
 from pytest_bdd import given, parsers, then
 
-from chat_memory import DEFAULT_NAMESPACE, MemoryService
+from chat_memory import DEFAULT_NAMESPACE, MemoryService, WrongKeyTypeError
 
 from ._backends import RedisClient, scenario_keys
+from .conversation import Attempt
 
 
 def _in_scenario_namespace(key: str, namespace: str) -> str:
@@ -76,6 +77,60 @@ def history_key_still_holds(
     history, *others = memory.keys.all(session_id)
     assert redis_client.get(history) == text.encode("utf-8")
     assert redis_client.exists(*others) == 0
+
+
+@given(parsers.parse("another service stored a {kind} under the session's {which} key"))
+def another_service_stored_kind(
+    redis_client: RedisClient, memory: MemoryService, session_id: str, kind: str, which: str
+) -> None:
+    """Another service wrote a value of another Redis type under one of the session's keys.
+
+    Given another service stored a hash under the session's ids key
+    """
+    key = _session_key(memory, session_id, which)
+    writers = {
+        "string": lambda: redis_client.set(key, b"x"),
+        "hash": lambda: redis_client.hset(key, b"f", b"x"),
+        "list": lambda: redis_client.rpush(key, b"x"),
+        "set": lambda: redis_client.sadd(key, b"x"),
+    }
+    assert kind in writers, f"the kind is one of {', '.join(writers)}, not {kind!r}"
+    writers[kind]()
+
+
+def _session_key(memory: MemoryService, session_id: str, which: str) -> str:
+    keys = dict(zip(("history", "ids", "seen"), memory.keys.all(session_id), strict=True))
+    assert which in keys, f"a session's keys are {', '.join(keys)}, not {which!r}"
+    return keys[which]
+
+
+def _names_key(error: BaseException | None, key: str, kind: str) -> None:
+    assert isinstance(error, WrongKeyTypeError), f"not a wrong-type error: {error!r}"
+    assert (error.key, error.key_type) == (key, kind), f"the error names {error.key!r}: {error}"
+
+
+@then(parsers.parse("the refusal names the session's {which} key as holding a {kind}"))
+def refusal_names_key(
+    attempt: Attempt, memory: MemoryService, session_id: str, which: str, kind: str
+) -> None:
+    """The write was refused naming exactly the key that holds another type, and that type.
+
+    Then the refusal names the session's ids key as holding a hash
+    """
+    _names_key(attempt.error, _session_key(memory, session_id, which), kind)
+
+
+@then(
+    parsers.parse("loading the context fails, naming the session's {which} key as holding a {kind}")
+)
+def load_names_key(memory: MemoryService, session_id: str, which: str, kind: str) -> None:
+    """Reading the session fails, naming exactly the key that holds another type, and that type.
+
+    Then loading the context fails, naming the session's history key as holding a string
+    """
+    with pytest.raises(WrongKeyTypeError) as failure:
+        memory.get_context(session_id)
+    _names_key(failure.value, _session_key(memory, session_id, which), kind)
 
 
 @given("another service stored an entry that is not UTF-8 for the session")

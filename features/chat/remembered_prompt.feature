@@ -64,3 +64,20 @@ Feature: The model sees the remembered session
       Then the model was prompted with:
         | role | content          |
         | user | What is my name? |
+
+  Rule: The app can preview a turn's prompt without running it
+
+    Scenario: The preview is the prompt the turn would send, and nothing is stored
+      Given the system prompt is "You are a travel agent."
+      And the session remembers:
+        | role      | content         |
+        | user      | My name is Ada. |
+        | assistant | Hello, Ada.     |
+      When the app previews the prompt for "What is my name?"
+      Then the preview is:
+        | role      | content                 |
+        | system    | You are a travel agent. |
+        | user      | My name is Ada.         |
+        | assistant | Hello, Ada.             |
+        | user      | What is my name?        |
+      And the context contains 2 messages

@@ -47,3 +47,38 @@ Feature: Tool calls
       Then the model was prompted with:
         | role | content                    |
         | user | Should I take an umbrella? |
+
+  Rule: Parallel tool calls stay whole, wherever they are in the history
+
+    Scenario: A budget that cuts between a later tool call and its result leaves both out
+      Given tokens are counted one per word
+      And the prompt budget is 4 tokens
+      And the user said "Hi"
+      And the assistant replied "Hello"
+      And the user said "Weather in Paris?"
+      And the assistant called the tool "weather" with the arguments {"city": "Paris"}
+      And the tool "weather" answered "18°C"
+      When the user asks "Umbrella?"
+      Then the model was prompted with:
+        | role | content   |
+        | user | Umbrella? |
+
+    Scenario: Results of parallel calls whose call the history limit dropped never reach the prompt
+      Given the history limit is 3 messages
+      When the app sends these chat messages:
+        """
+        [
+          {"role": "user", "content": "Weather in Paris and Rome?"},
+          {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "call-1", "type": "function", "function": {"name": "weather", "arguments": "Paris"}},
+            {"id": "call-2", "type": "function", "function": {"name": "weather", "arguments": "Rome"}}]},
+          {"role": "tool", "content": "18°C", "tool_call_id": "call-1", "name": "weather"},
+          {"role": "tool", "content": "24°C", "tool_call_id": "call-2", "name": "weather"},
+          {"role": "assistant", "content": "Paris 18°C, Rome 24°C."}
+        ]
+        """
+      And the user asks "Umbrella?"
+      Then the model was prompted with:
+        | role      | content                |
+        | assistant | Paris 18°C, Rome 24°C. |
+        | user      | Umbrella?              |

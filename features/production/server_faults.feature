@@ -28,6 +28,24 @@ Feature: Server faults
         | user | hello          |
         | user | are you there? |
 
+    Scenario: Reading while the server is down fails in time, saying the memory is unavailable
+      Given the user said "hello"
+      And the server went down
+      When the app tries to load the context
+      Then the app was told within 2 seconds that the memory is unavailable
+
+    Scenario: Asking how long a session has left while the server is down fails in time
+      Given the user said "hello"
+      And the server went down
+      When the app tries to read how long the session has left
+      Then the app was told within 2 seconds that the memory is unavailable
+
+    Scenario: Clearing a session while the server is down reports that it may not have happened
+      Given the user said "hello"
+      And the server went down
+      When the app tries to clear the session
+      Then the app was told within 2 seconds that the session may not have been cleared
+
   Rule: A message resent after a timeout is stored once
 
     Scenario: A message sent while the server is frozen is stored exactly once

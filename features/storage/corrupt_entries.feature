@@ -33,6 +33,33 @@ Feature: Corrupt entries
       When the user says "hello"
       Then loading the context fails, naming entry 1 as corrupt
 
+    Scenario Outline: <problem> is reported with the reason
+      Given another service stored this entry for the session:
+        """
+        <entry>
+        """
+      Then loading the context fails, naming entry 1 as corrupt: "<reason>"
+
+      Examples:
+        | problem                       | entry                                             | reason                         |
+        | A list instead of an object   | ["user", "hi"]                                    | expected a JSON object, got list |
+        | An entry without content      | {"role": "user"}                                  | missing 'role' or 'content'    |
+        | An entry without a role       | {"content": "hi"}                                 | missing 'role' or 'content'    |
+        | An entry with an unknown field | {"role": "user", "content": "hi", "mood": "x"}   | unexpected field(s) mood       |
+        | An entry from a newer format  | {"v": 2, "role": "user", "content": "hi"}         | unsupported format version 2   |
+        | Text that is not JSON         | hello                                             | not valid UTF-8 JSON           |
+        | A tool result naming no call  | {"role": "tool", "content": "18°C"}               | needs the tool_call_id         |
+
+    Scenario: An entry another service wrote with its id and time loads with both
+      Given another service stored this entry for the session:
+        """
+        {"v":1,"id":"m-9","role":"user","content":"hi","created_at":1796205600.0}
+        """
+      Then the session's messages, with their ids and times, are this JSON:
+        """
+        [{"role": "user", "content": "hi", "id": "m-9", "created_at": 1796205600.0}]
+        """
+
   Rule: A session key holding another kind of value is reported by name, and nothing is written
 
     Scenario: A message for a session whose key holds a text value is refused
@@ -48,3 +75,36 @@ Feature: Corrupt entries
       And another service stored an entry that is not UTF-8 for the session
       When the user says "hello"
       Then loading the context fails, naming entry 1 as corrupt
+
+    Scenario Outline: A message is refused, naming the key, when the session's <which> key holds a <kind>
+      Given another service stored a <kind> under the session's <which> key
+      When the user tries to say "hello"
+      Then the refusal names the session's <which> key as holding a <kind>
+
+      Examples:
+        | which   | kind   |
+        | history | string |
+        | history | hash   |
+        | ids     | hash   |
+        | ids     | string |
+        | seen    | list   |
+        | seen    | string |
+
+    Scenario Outline: Loading fails, naming the key, when the session's history key holds a <kind>
+      Given another service stored a <kind> under the session's history key
+      Then loading the context fails, naming the session's history key as holding a <kind>
+
+      Examples:
+        | kind   |
+        | string |
+        | hash   |
+        | set    |
+
+    Scenario: A message is read back whole through a client that decodes responses as text
+      Given the memory's client decodes responses as text
+      And the user said "Grüße, 世界"
+      When the assistant replies "你好"
+      Then the context is:
+        | role      | content     |
+        | user      | Grüße, 世界 |
+        | assistant | 你好        |
