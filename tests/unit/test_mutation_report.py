@@ -1,0 +1,104 @@
+"""The mutation report's own logic: how survivors are classified and scored (issue 14)."""
+
+import pytest
+
+from tests.mutation import (
+    KILLED,
+    Mutant,
+    Report,
+    classify,
+    codec_case,
+    is_wording,
+    place_of,
+    render,
+    score,
+)
+
+
+def mutant(removed: str, added: str, *, features: int | None = 0, unit: int | None = 0) -> Mutant:
+    return Mutant(
+        "chat_memory._keys.x_f__mutmut_1",
+        "_keys.py",
+        "f",
+        features,
+        None,
+        unit,
+        diff=f"--- a\n+++ b\n-{removed}\n+{added}",
+    )
+
+
+@pytest.mark.parametrize(
+    ("removed", "added"),
+    [
+        ('raise E("session id must be a string")', 'raise E("XXsession id must be a stringXX")'),
+        ('raise E("session id must be a string")', 'raise E("SESSION ID MUST BE A STRING")'),
+        ('raise E("session id must be a string")', "raise E(None)"),
+        (
+            'raise E(f"not {type(x).__name__}, a string")',
+            'raise E(f"not {type(None).__name__}, a string")',
+        ),
+    ],
+)
+def test_rewording_an_error_message_is_wording(removed: str, added: str) -> None:
+    assert is_wording(mutant(removed, added))
+
+
+@pytest.mark.parametrize(
+    ("removed", "added"),
+    [
+        ('known = {"role", "content"}', 'known = {"ROLE", "content"}'),  # a key, not prose
+        ('key = f"{prefix}:history"', 'key = f"{prefix}:XXhistoryXX"'),
+        (
+            'if len(x) > limit: raise E("too long for it")',
+            'if len(x) >= limit: raise E("too long for it")',
+        ),
+        ('raise E("session id must be a string")', "pass"),
+    ],
+)
+def test_changing_code_or_a_single_token_is_not_wording(removed: str, added: str) -> None:
+    assert not is_wording(mutant(removed, added))
+
+
+def test_only_the_case_of_a_codec_name_is_equivalent() -> None:
+    assert codec_case(mutant('b = s.encode("utf-8")', 'b = s.encode("UTF-8")'))
+    assert not codec_case(mutant('b = s.encode("utf-8")', 'b = s.encode("XXutf-8XX")'))
+    assert not codec_case(mutant('r = "Role"', 'r = "ROLE"'))
+
+
+def test_mutant_names_read_as_module_and_function() -> None:
+    assert place_of("chat_memory._keys.xǁKeyLayoutǁall__mutmut_3") == ("_keys.py", "KeyLayout.all")
+    assert place_of("chat_memory._codec.x_encode__mutmut_12") == ("_codec.py", "encode")
+
+
+def test_verdicts_and_scores() -> None:
+    report = Report(
+        mutants=[
+            mutant("a = 1", "a = 2", features=1),  # killed by the features
+            mutant("a = 1", "a = 2", features=0, unit=1),  # killed by the unit tests only
+            mutant('raise E("a b c")', "raise E(None)"),  # wording
+            mutant('b = s.encode("utf-8")', 'b = s.encode("UTF-8")'),  # equivalent
+            mutant("a = 1", "a = 3"),  # nothing notices
+        ]
+    )
+    classify(report, equivalents=[])
+    assert [m.verdict.split(":")[0] for m in report.mutants] == [
+        "killed by the acceptance suite",
+        "killed by tests/unit",
+        "message wording",
+        "equivalent",
+        "unexplained",
+    ]
+    assert score(report.mutants, "suite") == (1, 4)  # the equivalent one is not counted
+    assert score(report.mutants, "suite", behaviour=True) == (1, 3)
+    assert score(report.mutants, "unit") == (2, 4)
+    text = render(report)
+    assert "Unexplained survivors" in text
+    assert "| **library** | 4 | 25.0% | 25.0% | 33.3% | 50.0% |" in text
+
+
+def test_a_written_justification_makes_a_survivor_equivalent() -> None:
+    report = Report(mutants=[mutant("a = 1", "a = 3")])
+    equivalents = [{"place": "_keys.py:f", "from": "a = 1", "to": "a = 3", "reason": "a is unused"}]
+    classify(report, equivalents)
+    assert report.mutants[0].verdict == "equivalent: a is unused"
+    assert 1 in KILLED
