@@ -99,7 +99,7 @@ def another_service_stored_kind(
 
 
 def _session_key(memory: MemoryService, session_id: str, which: str) -> str:
-    keys = dict(zip(("history", "ids", "seen"), memory.keys.all(session_id), strict=True))
+    keys = dict(zip(("history", "ids", "seen", "meta"), memory.keys.all(session_id), strict=True))
     assert which in keys, f"a session's keys are {', '.join(keys)}, not {which!r}"
     return keys[which]
 
@@ -201,7 +201,7 @@ def remembers_exactly_ids(
     Then the session remembers exactly the ids "m-2" and "m-3"
     """
     expected = ids.strip('"').replace('" and "', '", "').split('", "')
-    _, ids_key, seen_key = memory.keys.all(session_id)
+    _, ids_key, seen_key, _ = memory.keys.all(session_id)
     assert [_text(i) for i in redis_client.lrange(ids_key, 0, -1)] == expected
     assert sorted(_text(i) for i in redis_client.hkeys(seen_key)) == sorted(expected)
 
@@ -214,7 +214,7 @@ def keys_expire_in(
 
     Then the session's keys expire in 1800 seconds
     """
-    keys = memory.keys.all(session_id)
+    keys = _stored_keys(redis_client, memory, session_id)
     remaining = [int(redis_client.pttl(key)) / 1000 for key in keys]
     assert remaining == [pytest.approx(seconds, abs=1)] * len(keys)
 
@@ -225,8 +225,15 @@ def keys_never_expire(redis_client: RedisClient, memory: MemoryService, session_
 
     Then the session's keys never expire
     """
-    keys = memory.keys.all(session_id)
+    keys = _stored_keys(redis_client, memory, session_id)
     assert [int(redis_client.pttl(key)) for key in keys] == [-1] * len(keys)
+
+
+def _stored_keys(redis_client: RedisClient, memory: MemoryService, session_id: str) -> list[str]:
+    """The session's keys that exist (``meta`` only once metadata was set); at least history."""
+    keys = [key for key in memory.keys.all(session_id) if redis_client.exists(key)]
+    assert memory.keys.history(session_id) in keys, f'session "{session_id}" has no history'
+    return keys
 
 
 @then("nothing is stored")
@@ -261,7 +268,6 @@ def keys_in_one_slot(redis_client: RedisClient, memory: MemoryService, session_i
 
     Then all of the session's keys are in one hash slot
     """
-    keys = memory.keys.all(session_id)
-    assert all(redis_client.exists(key) for key in keys)
+    keys = _stored_keys(redis_client, memory, session_id)
     slots = {int(redis_client.execute_command("CLUSTER KEYSLOT", key)) for key in keys}
     assert len(slots) == 1

@@ -9,7 +9,7 @@ between tasks: the client's connection pool is what tasks share.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 import redis.asyncio
@@ -19,7 +19,9 @@ from ._chat import text_chunk
 from ._compat import RAW
 from ._core import AppendResult, MessageInput
 from ._message import Message, Role, ToolCall
+from ._service import FORGET_BATCH
 from ._shell import ChatShell, MemoryShell
+from ._users import ForgetResult, SessionInfo
 from .exceptions import InvalidInputError
 
 if TYPE_CHECKING:
@@ -109,12 +111,44 @@ class AsyncMemoryService(MemoryShell[redis.asyncio.Redis | redis.asyncio.RedisCl
         """Return the seconds left before the session expires, or None if it never will."""
         return await self._run(ops.ttl(self._core, session_id))
 
+    async def set_metadata(self, session_id: str, metadata: Mapping[str, Any]) -> None:
+        """Store the session's metadata: a JSON object (e.g. ``{"title": ...}``), replacing any.
+
+        It is written atomically with the session, expires with it, and is
+        refused (:class:`InvalidContentError`, nothing written) unless it is
+        plain JSON of at most 16 KiB. ``"title"`` is shown by :meth:`list_sessions`.
+        """
+        await self._run(ops.set_metadata(self._core, session_id, metadata))
+
+    async def get_metadata(self, session_id: str) -> dict[str, Any]:
+        """Return the session's metadata (``{}`` if none was set)."""
+        return await self._run(ops.get_metadata(self._core, session_id))
+
+    async def list_sessions(self, *, limit: int = 20, offset: int = 0) -> list[SessionInfo]:
+        """Return this user's live sessions, most recently active first (needs :meth:`for_user`).
+
+        Exact: a session that expired or was cleared is never listed, and every
+        live one is. ``offset`` skips that many; ``limit`` is 1 to 1000.
+        """
+        return await self._run(ops.list_sessions(self._core, offset=offset, limit=limit))
+
+    async def forget_user(self, user_id: str) -> ForgetResult:
+        """Erase every session of ``user_id`` and its index; return what was removed.
+
+        Safe to repeat, and bounded: the sessions go 100 at a time, each batch
+        atomically (a listing never shows a half-erased session). Other users,
+        and sessions without a user, are untouched.
+        """
+        user = self._core.for_user(user_id)
+        return await self._run(ops.forget_user(user, batch=FORGET_BATCH))
+
     async def _run(self, operation: ops.Operation[T], llm: AsyncChatModel | None = None) -> T:
         """Drive one operation of :mod:`chat_memory._ops` over this memory's client (internal)."""
 
         async def perform(request: ops.Request) -> Any:
             if isinstance(request, ops.RunScript):
-                return await self._append(keys=request.keys, args=request.args)
+                script = self._append if request.script == "append" else self._sessions
+                return await script(keys=request.keys, args=request.args)
             if isinstance(request, ops.Ask):
                 assert llm is not None, "only a chat turn asks the model"
                 return await llm.complete(request.messages)

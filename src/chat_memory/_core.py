@@ -8,6 +8,7 @@ hands back what Redis answered.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import time
@@ -20,7 +21,7 @@ from typing import Any, Final, TypeAlias
 
 from ._budget import TokenCounter, within_budget
 from ._codec import DecodeError, Encoded, decode, encode_for_storage
-from ._keys import KeyLayout
+from ._keys import KeyLayout, encode_session_id
 from ._message import Message, message_from_chat
 from .exceptions import (
     ChatMemoryError,
@@ -36,6 +37,7 @@ __all__ = [
     "DEFAULT_IDEMPOTENCY_WINDOW",
     "DEFAULT_MAX_MESSAGE_BYTES",
     "MAX_TTL",
+    "SESSIONS_LUA",
     "AppendCall",
     "AppendResult",
     "MemoryCore",
@@ -43,6 +45,7 @@ __all__ = [
 ]
 
 APPEND_LUA: Final = files("chat_memory").joinpath("append.lua").read_text(encoding="utf-8")
+SESSIONS_LUA: Final = files("chat_memory").joinpath("sessions.lua").read_text(encoding="utf-8")
 DEFAULT_MAX_MESSAGE_BYTES: Final = 1024 * 1024
 MAX_MESSAGE_BYTES: Final = 512 * 1024 * 1024  # Redis's largest string (proto-max-bulk-len)
 DEFAULT_IDEMPOTENCY_WINDOW: Final = 1000
@@ -83,7 +86,7 @@ class AppendResult(list[Message]):
 class AppendCall:
     """One call of the append script: its keys, its arguments and the messages it carries."""
 
-    keys: tuple[str, str, str]
+    keys: tuple[str, ...]
     args: list[bytes]
     encoded: list[Encoded]
 
@@ -127,9 +130,26 @@ class MemoryCore:
             str(self.idempotency_window).encode(),
         ]
 
+    def for_user(self, user_id: str) -> MemoryCore:
+        """Return this memory's core for the sessions of ``user_id`` (same settings)."""
+        core = copy.copy(self)
+        core.keys = self.keys.for_user(user_id)
+        return core
+
+    def session_keys(self, session_id: str) -> tuple[str, ...]:
+        """Every key a write to the session touches: its own, and its user's index if any."""
+        index = self.keys.index()
+        own = self.keys.all(session_id)
+        return own if index is None else (*own, index)
+
+    def now_ms(self) -> bytes:
+        """Return the clock's time in whole milliseconds since the epoch, as the scripts take it."""
+        return str(round(self.clock() * 1000)).encode()
+
     def plan_append(self, session_id: str, messages: Iterable[MessageInput]) -> AppendCall:
         """Check and encode ``messages`` for one append; raise before anything is sent."""
-        keys = self.keys.all(session_id)
+        keys = self.session_keys(session_id)
+        member = encode_session_id(session_id).encode()
         now = self.clock()
         stamped = [_stamp(message_from_chat(m), now) for m in messages]
         if not stamped:
@@ -142,7 +162,7 @@ class MemoryCore:
                 f" messages, not {len(stamped)}: a retry could not recognise them all"
             )
         encoded = [encode_for_storage(m) for m in stamped]
-        args = list(self._fixed_args)
+        args = [*self._fixed_args, str(round(now * 1000)).encode(), member]
         for item in encoded:
             if len(item.entry) > self.max_message_bytes:
                 raise MessageTooLargeError(

@@ -6,10 +6,23 @@ id in braces, so one Lua script can touch all of them on any cluster node::
     {namespace}:session:{<encoded id>}:history   list of entries, oldest first
     {namespace}:session:{<encoded id>}:ids       ids of the newest appended messages, in order
     {namespace}:session:{<encoded id>}:seen      hash: each of those ids -> its fingerprint
+    {namespace}:session:{<encoded id>}:meta      hash: the session's metadata (only once set)
 
-The id is percent-encoded (UTF-8) except for ASCII letters, digits and
+A session that belongs to a user lives under the user's hash tag instead, with
+the user's index of sessions, so that one script changes a session and the
+index together, on any node; all of one user's sessions share one hash slot::
+
+    {namespace}:user:{<encoded user>}:sessions                      sorted set:
+        encoded session id -> last activity (milliseconds since the epoch)
+    {namespace}:user:{<encoded user>}:session:<encoded id>:history  as above
+    {namespace}:user:{<encoded user>}:session:<encoded id>:ids
+    {namespace}:user:{<encoded user>}:session:<encoded id>:seen
+    {namespace}:user:{<encoded user>}:session:<encoded id>:meta     hash: created_at, doc
+
+Ids are percent-encoded (UTF-8) except for ASCII letters, digits and
 ``-._~@``, so the encoding is injective (``%`` itself is encoded): no two ids
-share a key, and no id can close the hash tag or leave the namespace.
+share a key, and no id can close the hash tag, add a ``:`` or leave the
+namespace.
 """
 
 from __future__ import annotations
@@ -17,23 +30,25 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Final
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from .exceptions import InvalidInputError, InvalidSessionIdError
 
-__all__ = ["DEFAULT_NAMESPACE", "MAX_SESSION_ID_CHARS", "KeyLayout"]
+__all__ = ["DEFAULT_NAMESPACE", "MAX_SESSION_ID_CHARS", "MAX_USER_ID_CHARS", "KeyLayout"]
 
 DEFAULT_NAMESPACE: Final = "chat"
 MAX_SESSION_ID_CHARS: Final = 256
+MAX_USER_ID_CHARS: Final = 256
 _SAFE: Final = "-._~@"
 _NAMESPACE_RE: Final = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 
 
 @dataclass(frozen=True, slots=True)
 class KeyLayout:
-    """The key names of every session under one namespace."""
+    """The key names of every session under one namespace (and of one user's, if given)."""
 
     namespace: str = DEFAULT_NAMESPACE
+    user_id: str | None = None
 
     def __post_init__(self) -> None:
         """Refuse a namespace that could break the layout."""
@@ -42,6 +57,8 @@ class KeyLayout:
                 "namespace must be 1 to 64 characters of letters, digits, '_', '.', ':' or '-',"
                 f" not {self.namespace!r}"
             )
+        if self.user_id is not None:
+            _encode_id("user id", self.user_id, MAX_USER_ID_CHARS, InvalidInputError)
 
     def history(self, session_id: str) -> str:
         """Return the key of the session's list of entries."""
@@ -55,29 +72,68 @@ class KeyLayout:
         """Return the key of the session's hash of remembered ids and their fingerprints."""
         return self.all(session_id)[2]
 
-    def all(self, session_id: str) -> tuple[str, str, str]:
-        """Return every key of the session: history, ids, seen (one hash slot)."""
+    def meta(self, session_id: str) -> str:
+        """Return the key of the session's metadata hash."""
+        return self.all(session_id)[3]
+
+    def all(self, session_id: str) -> tuple[str, str, str, str]:
+        """Return every key of the session: history, ids, seen, meta (one hash slot)."""
         prefix = self._prefix(session_id)
-        return f"{prefix}:history", f"{prefix}:ids", f"{prefix}:seen"
+        return f"{prefix}:history", f"{prefix}:ids", f"{prefix}:seen", f"{prefix}:meta"
+
+    def index(self) -> str | None:
+        """Return the key of the user's index of sessions (None without a user)."""
+        if self.user_id is None:
+            return None
+        return f"{self._user_prefix()}:sessions"
+
+    def session_prefix(self) -> str:
+        """Return what precedes an encoded session id in the user's session keys."""
+        return f"{self._user_prefix()}:session:"
+
+    def for_user(self, user_id: str) -> KeyLayout:
+        """Return the layout of ``user_id``'s sessions in this namespace."""
+        return KeyLayout(self.namespace, user_id)
 
     def pattern(self) -> str:
-        """Return a SCAN pattern matching every key of this namespace."""
-        escaped = re.sub(r"([*?\[\]\\])", r"\\\1", self.namespace)
-        return f"{escaped}:session:*"
+        """Return a SCAN pattern matching every session key of this namespace without a user."""
+        return f"{self._escaped_namespace()}:session:*"
+
+    def patterns(self) -> tuple[str, str]:
+        """Return the patterns of every key of this namespace: sessions, and users' sessions."""
+        escaped = self._escaped_namespace()
+        return f"{escaped}:session:*", f"{escaped}:user:*"
+
+    def _escaped_namespace(self) -> str:
+        return re.sub(r"([*?\[\]\\])", r"\\\1", self.namespace)
+
+    def _user_prefix(self) -> str:
+        assert self.user_id is not None
+        user = _encode_id("user id", self.user_id, MAX_USER_ID_CHARS, InvalidInputError)
+        return f"{self.namespace}:user:{{{user}}}"
 
     def _prefix(self, session_id: str) -> str:
-        return f"{self.namespace}:session:{{{encode_session_id(session_id)}}}"
+        if self.user_id is None:
+            return f"{self.namespace}:session:{{{encode_session_id(session_id)}}}"
+        return f"{self.session_prefix()}{encode_session_id(session_id)}"
 
 
 def encode_session_id(session_id: str) -> str:
     """Check ``session_id`` and return its key-safe, injective encoding."""
-    if not isinstance(session_id, str):
-        raise InvalidSessionIdError(f"session id must be a string, not {type(session_id).__name__}")
-    if not 0 < len(session_id) <= MAX_SESSION_ID_CHARS:
-        raise InvalidSessionIdError(
-            f"session id must be 1 to {MAX_SESSION_ID_CHARS} characters long, not {len(session_id)}"
-        )
+    return _encode_id("session id", session_id, MAX_SESSION_ID_CHARS, InvalidSessionIdError)
+
+
+def decode_session_id(encoded: str) -> str:
+    """Return the session id whose encoding is ``encoded``."""
+    return unquote(encoded, encoding="utf-8", errors="strict")
+
+
+def _encode_id(label: str, value: object, longest: int, error: type[InvalidInputError]) -> str:
+    if not isinstance(value, str):
+        raise error(f"{label} must be a string, not {type(value).__name__}")
+    if not 0 < len(value) <= longest:
+        raise error(f"{label} must be 1 to {longest} characters long, not {len(value)}")
     try:
-        return quote(session_id, safe=_SAFE, encoding="utf-8", errors="strict")
+        return quote(value, safe=_SAFE, encoding="utf-8", errors="strict")
     except UnicodeEncodeError as exc:
-        raise InvalidSessionIdError("session id is not valid Unicode text") from exc
+        raise error(f"{label} is not valid Unicode text") from exc

@@ -16,8 +16,13 @@ from typing import Any, TypeAlias, TypeVar
 from ._compat import REDIS_EXCEPTIONS, internal_failure
 from ._core import AppendResult, MemoryCore, MessageInput, seconds_left
 from ._errors import Op, script_error, storage_error, wrong_type_key
+from ._keys import decode_session_id, encode_session_id
 from ._message import Message
-from .exceptions import WrongKeyTypeError
+from ._users import ForgetResult, SessionInfo, decode_metadata, encode_metadata, read_listing
+from .exceptions import InvalidInputError, WrongKeyTypeError, check_whole_number
+
+MAX_LISTING = 1000
+"""The most sessions one listing call returns."""
 
 __all__ = [
     "Ask",
@@ -29,8 +34,12 @@ __all__ = [
     "arun",
     "clear",
     "context_messages",
+    "forget_user",
     "get_messages",
+    "get_metadata",
+    "list_sessions",
     "run",
+    "set_metadata",
     "ttl",
 ]
 
@@ -39,10 +48,11 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class RunScript:
-    """Run the append script with these keys and arguments."""
+    """Run one of the memory's scripts ("append" or "sessions") with these keys and arguments."""
 
     keys: tuple[str, ...]
     args: list[bytes]
+    script: str = "append"
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,11 +107,72 @@ def ttl(core: MemoryCore, session_id: str) -> Operation[float | None]:
 
 
 def clear(core: MemoryCore, session_id: str) -> Operation[None]:
-    """Delete every key of the session."""
+    """Delete every key of the session (and its entry in its user's index)."""
+    keys = core.session_keys(session_id)
+    if core.keys.index() is None:
+        try:
+            yield Command(("DEL", *keys))
+        except REDIS_EXCEPTIONS as exc:
+            raise storage_error(exc, op=Op.WRITE) from exc
+        return
+    member = encode_session_id(session_id).encode()
+    yield from _sessions_script(keys, [b"clear", member])
+
+
+def set_metadata(core: MemoryCore, session_id: str, metadata: object) -> Operation[None]:
+    """Store the session's metadata document, atomically with the session (same TTL)."""
+    doc = encode_metadata(metadata)
+    member = encode_session_id(session_id).encode()
+    ttl = str(core.ttl_ms or 0).encode()
+    keys = core.session_keys(session_id)
+    yield from _sessions_script(keys, [b"meta", member, ttl, core.now_ms(), doc])
+
+
+def get_metadata(core: MemoryCore, session_id: str) -> Operation[dict[str, Any]]:
+    """Return the session's metadata document (``{}`` if none was set)."""
+    key = core.keys.meta(session_id)
+    raw = yield from _read(Command(("HGET", key, "doc"), raw=True), key)
+    return decode_metadata(session_id, raw)
+
+
+def list_sessions(core: MemoryCore, *, offset: int, limit: int) -> Operation[list[SessionInfo]]:
+    """Return the user's live sessions, most recently active first."""
+    index = core.keys.index()
+    if index is None:
+        raise InvalidInputError("list_sessions needs a user's memory: memory.for_user(user_id)")
+    check_whole_number("offset", offset, 0)
+    check_whole_number("limit", limit, 1, MAX_LISTING)
+    prefix = core.keys.session_prefix().encode()
+    args = [b"list", prefix, str(offset).encode(), str(limit).encode()]
+    reply = yield from _sessions_script((index,), args)
+    return read_listing(reply)
+
+
+def forget_user(core: MemoryCore, *, batch: int) -> Operation[ForgetResult]:
+    """Delete every session of the user and its index, ``batch`` sessions per script run."""
+    index = core.keys.index()
+    assert index is not None, "only a user's memory forgets"
+    assert core.keys.user_id is not None
+    prefix = core.keys.session_prefix().encode()
+    sessions: list[str] = []
+    deleted = 0
+    while True:
+        reply = yield from _sessions_script((index,), [b"forget", prefix, str(batch).encode()])
+        deleted += int(reply[0])
+        sessions += [decode_session_id(_text(member)) for member in reply[2:]]
+        if int(reply[1]) == 0:
+            return ForgetResult(core.keys.user_id, sessions, deleted)
+
+
+def _sessions_script(keys: tuple[str, ...], args: list[bytes]) -> Operation[Any]:
     try:
-        yield Command(("DEL", *core.keys.all(session_id)))
+        return (yield RunScript(keys, args, script="sessions"))
     except REDIS_EXCEPTIONS as exc:
-        raise storage_error(exc, op=Op.WRITE) from exc
+        raise script_error(exc, keys=keys, messages=[]) from exc
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else value
 
 
 def _read(command: Command, key: str) -> Operation[Any]:

@@ -7,7 +7,7 @@ the library's own (:mod:`chat_memory._errors`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import redis
@@ -17,11 +17,15 @@ from ._compat import RAW
 from ._core import AppendResult, MessageInput
 from ._message import Message, Role, ToolCall
 from ._shell import MemoryShell
+from ._users import ForgetResult, SessionInfo
 
 if TYPE_CHECKING:
     from ._chat import ChatModel
 
 T = TypeVar("T")
+
+FORGET_BATCH = 100
+"""How many sessions one erasure script removes: it blocks Redis only that long."""
 
 __all__ = ["MemoryService"]
 
@@ -111,12 +115,44 @@ class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
         """
         return self._run(ops.ttl(self._core, session_id))
 
+    def set_metadata(self, session_id: str, metadata: Mapping[str, Any]) -> None:
+        """Store the session's metadata: a JSON object (e.g. ``{"title": ...}``), replacing any.
+
+        It is written atomically with the session, expires with it, and is
+        refused (:class:`InvalidContentError`, nothing written) unless it is
+        plain JSON of at most 16 KiB. ``"title"`` is shown by :meth:`list_sessions`.
+        """
+        self._run(ops.set_metadata(self._core, session_id, metadata))
+
+    def get_metadata(self, session_id: str) -> dict[str, Any]:
+        """Return the session's metadata (``{}`` if none was set)."""
+        return self._run(ops.get_metadata(self._core, session_id))
+
+    def list_sessions(self, *, limit: int = 20, offset: int = 0) -> list[SessionInfo]:
+        """Return this user's live sessions, most recently active first (needs :meth:`for_user`).
+
+        Exact: a session that expired or was cleared is never listed, and every
+        live one is. ``offset`` skips that many; ``limit`` is 1 to 1000.
+        """
+        return self._run(ops.list_sessions(self._core, offset=offset, limit=limit))
+
+    def forget_user(self, user_id: str) -> ForgetResult:
+        """Erase every session of ``user_id`` and its index; return what was removed.
+
+        Safe to repeat, and bounded: the sessions go 100 at a time, each batch
+        atomically (a listing never shows a half-erased session). Other users,
+        and sessions without a user, are untouched.
+        """
+        user = self._core.for_user(user_id)
+        return self._run(ops.forget_user(user, batch=FORGET_BATCH))
+
     def _run(self, operation: ops.Operation[T], llm: ChatModel | None = None) -> T:
         """Drive one operation of :mod:`chat_memory._ops` over this memory's client (internal)."""
 
         def perform(request: ops.Request) -> Any:
             if isinstance(request, ops.RunScript):
-                return self._append(keys=request.keys, args=request.args)
+                script = self._append if request.script == "append" else self._sessions
+                return script(keys=request.keys, args=request.args)
             if isinstance(request, ops.Ask):
                 assert llm is not None, "only a chat turn asks the model"
                 return llm.complete(request.messages)

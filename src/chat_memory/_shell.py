@@ -6,6 +6,7 @@ and :mod:`chat_memory._chat`, awaited ones in :mod:`chat_memory._async`.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -14,7 +15,7 @@ import redis
 import redis.asyncio
 
 from ._budget import TokenCounter, approximate_tokens
-from ._core import APPEND_LUA, DEFAULT_MAX_MESSAGE_BYTES, MemoryCore
+from ._core import APPEND_LUA, DEFAULT_MAX_MESSAGE_BYTES, SESSIONS_LUA, MemoryCore
 from ._keys import DEFAULT_NAMESPACE, KeyLayout
 
 if TYPE_CHECKING:
@@ -56,6 +57,23 @@ class MemoryShell(Generic[ClientT]):
         )
         self._client: ClientT = client
         self._append: Any = client.register_script(APPEND_LUA)
+        self._sessions: Any = client.register_script(SESSIONS_LUA)
+
+    def for_user(self: MemoryT, user_id: str) -> MemoryT:
+        """Return this memory for the sessions of ``user_id``: same client, same settings.
+
+        Its sessions belong to the user: they are listed by :meth:`list_sessions`
+        and erased by ``forget_user``, and they live apart from sessions of the
+        same id without a user (or of another user).
+        """
+        scoped = copy.copy(self)
+        scoped._core = self._core.for_user(user_id)
+        return scoped
+
+    @property
+    def user_id(self) -> str | None:
+        """The user whose sessions this memory holds (None: sessions without a user)."""
+        return self._core.keys.user_id
 
     @property
     def max_history(self) -> int:

@@ -11,6 +11,7 @@ Every error the library raises on purpose derives from :class:`ChatMemoryError`:
     │   ├── MessageIdConflictError             an id already stored with other content
     │   └── PromptTooLargeError                the system prompt and new message exceed the budget
     ├── CorruptEntryError                      a stored entry cannot be decoded
+    ├── CorruptMetadataError                   a session's stored metadata cannot be decoded
     ├── ReplyNotStoredError                    the model answered, the turn could not be stored
     └── StorageError                           Redis failed; see ``may_have_written``
         ├── StorageUnavailableError            Redis refused or was unreachable; nothing written
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ChatMemoryError",
     "CorruptEntryError",
+    "CorruptMetadataError",
     "InvalidContentError",
     "InvalidInputError",
     "InvalidRoleError",
@@ -108,6 +110,19 @@ class CorruptEntryError(ChatMemoryError):
         )
         self.session_id = session_id
         self.position = position
+        self.reason = reason
+
+
+class CorruptMetadataError(ChatMemoryError):
+    """A session's stored metadata cannot be read as a JSON object.
+
+    ``session_id`` names the session and ``reason`` says what is wrong.
+    """
+
+    def __init__(self, session_id: str, reason: str) -> None:
+        """Name the session and the problem."""
+        super().__init__(f"session {session_id!r}: its metadata cannot be decoded: {reason}")
+        self.session_id = session_id
         self.reason = reason
 
 

@@ -1,0 +1,121 @@
+"""Users' sessions and session metadata, without I/O: what to send and how to read it.
+
+See :mod:`chat_memory._keys` for the layout and ``sessions.lua`` for the
+scripts that list, erase and annotate sessions atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from ._keys import decode_session_id
+from .exceptions import CorruptMetadataError, InvalidContentError
+
+__all__ = [
+    "MAX_METADATA_BYTES",
+    "ForgetResult",
+    "SessionInfo",
+    "decode_metadata",
+    "encode_metadata",
+    "read_listing",
+]
+
+MAX_METADATA_BYTES: Final = 16 * 1024
+"""The largest metadata document a session may carry, as UTF-8 JSON."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """One of a user's sessions, as a listing shows it.
+
+    Times are seconds since the epoch; ``message_count`` counts the messages
+    the session keeps (at most the history limit); ``title`` is the metadata's
+    ``"title"``, if it is a string.
+    """
+
+    session_id: str
+    created_at: float | None
+    last_active_at: float
+    message_count: int
+    title: str | None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetResult:
+    """What :meth:`~chat_memory.MemoryService.forget_user` removed."""
+
+    user_id: str
+    sessions: list[str]
+    keys_deleted: int
+
+
+def encode_metadata(metadata: object) -> bytes:
+    """Check a metadata document and return its stored JSON; refuse what cannot round-trip."""
+    if not isinstance(metadata, Mapping):
+        raise InvalidContentError(
+            f"metadata must be a JSON object (a dict), not {type(metadata).__name__}"
+        )
+    try:
+        text = json.dumps(
+            dict(metadata), ensure_ascii=False, separators=(",", ":"), allow_nan=False
+        )
+        data = text.encode("utf-8")
+    except (TypeError, ValueError) as exc:
+        raise InvalidContentError(f"metadata must be plain JSON: {exc}") from exc
+    if json.loads(text) != metadata:
+        raise InvalidContentError("metadata must be plain JSON with string keys")
+    if len(data) > MAX_METADATA_BYTES:
+        raise InvalidContentError(
+            f"metadata encodes to {len(data)} bytes, over the limit of {MAX_METADATA_BYTES}"
+        )
+    return data
+
+
+def decode_metadata(session_id: str, raw: bytes | str | None) -> dict[str, Any]:
+    """Read a stored metadata document (``{}`` if there is none)."""
+    if raw is None or raw in (b"", ""):
+        return {}
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise CorruptMetadataError(session_id, f"not valid UTF-8 JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise CorruptMetadataError(session_id, f"not a JSON object but {type(data).__name__}")
+    return data
+
+
+def read_listing(reply: Sequence[Any]) -> list[SessionInfo]:
+    """Read the ``list`` script's reply: five fields per session."""
+    listed = []
+    for at in range(0, len(reply), 5):
+        member, score, created, count, doc = reply[at : at + 5]
+        session_id = decode_session_id(_text(member))
+        metadata = decode_metadata(session_id, doc)
+        title = metadata.get("title")
+        listed.append(
+            SessionInfo(
+                session_id=session_id,
+                created_at=_seconds(created),
+                last_active_at=_seconds(score) or 0.0,
+                message_count=int(count),
+                title=title if isinstance(title, str) else None,
+                metadata=metadata,
+            )
+        )
+    return listed
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else value
+
+
+def _seconds(milliseconds: bytes | str | None) -> float | None:
+    if milliseconds is None or milliseconds in (b"", ""):
+        return None
+    value = float(_text(milliseconds))
+    return value / 1000 if math.isfinite(value) else None

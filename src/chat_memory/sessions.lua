@@ -1,0 +1,145 @@
+-- The operations on a user's sessions and on session metadata, each atomic.
+--
+-- ARGV[1] names the operation; every key it touches shares the hash tag of the
+-- session or of the user (the user's sessions are found from the index: the
+-- key prefix ARGV[2] followed by a member of the index is a session's prefix).
+--
+-- list    KEYS[1] index; ARGV[2] prefix, ARGV[3] offset, ARGV[4] limit
+--         Drops from the index the sessions whose keys are gone (expired), then
+--         returns, most recently active first, for each listed session:
+--         member, last activity (ms), created_at (ms), message count, metadata doc.
+-- forget  KEYS[1] index; ARGV[2] prefix, ARGV[3] how many sessions at most
+--         Deletes that many of the user's sessions, every key, and their index
+--         entries; returns {number of keys deleted, sessions left, member...}.
+-- clear   KEYS[1..4] the session's keys, KEYS[5] the index if any; ARGV[2] member
+--         Deletes the session's keys and its index entry; returns keys deleted.
+-- meta    KEYS[1..4] the session's keys, KEYS[5] the index if any; ARGV[2] member,
+--         ARGV[3] TTL in ms ('0' for none), ARGV[4] now (ms), ARGV[5] the JSON doc
+--         Stores the metadata doc with the session: the session's keys get its
+--         TTL, and a user's session is listed from now on.
+
+local op = ARGV[1]
+
+local function keys_of(prefix, member)
+  local p = prefix .. member
+  return {p .. ':history', p .. ':ids', p .. ':seen', p .. ':meta'}
+end
+
+local function check(types)
+  for i, wanted in ipairs(types) do
+    if KEYS[i] then
+      local found = redis.call('TYPE', KEYS[i])['ok']
+      if found ~= 'none' and found ~= wanted then
+        return redis.error_reply('CHATMEM_WRONGTYPE ' .. i .. ' ' .. found)
+      end
+    end
+  end
+end
+
+local function allowed(commands)
+  if not redis.acl_check_cmd then
+    return nil
+  end
+  for _, command in ipairs(commands) do
+    if not redis.acl_check_cmd(unpack(command)) then
+      return redis.error_reply('CHATMEM_NOPERM ' .. string.lower(command[1]))
+    end
+  end
+end
+
+if op == 'list' then
+  local refused = allowed({{'ZREM', KEYS[1], 'm'}}) or check({'zset'})
+  if refused then return refused end
+  local prefix, skip, limit = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+  local out, position = {}, 0
+  while #out < 5 * limit do
+    local page = redis.call('ZREVRANGE', KEYS[1], position, position + 99, 'WITHSCORES')
+    if #page == 0 then break end
+    for i = 1, #page, 2 do
+      local member, score = page[i], page[i + 1]
+      local keys = keys_of(prefix, member)
+      if redis.call('EXISTS', keys[4]) == 0 then
+        redis.call('ZREM', KEYS[1], member)
+      elseif skip > 0 then
+        skip = skip - 1
+        position = position + 1
+      else
+        position = position + 1
+        local meta = redis.call('HMGET', keys[4], 'created_at', 'doc')
+        out[#out + 1] = member
+        out[#out + 1] = score
+        out[#out + 1] = meta[1] or ''
+        out[#out + 1] = redis.call('LLEN', keys[1])
+        out[#out + 1] = meta[2] or ''
+        if #out == 5 * limit then break end
+      end
+    end
+  end
+  return out
+end
+
+if op == 'forget' then
+  local refused = allowed({{'DEL', KEYS[1]}, {'ZREM', KEYS[1], 'm'}}) or check({'zset'})
+  if refused then return refused end
+  local members = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[3]) - 1)
+  local deleted = 0
+  for _, member in ipairs(members) do
+    deleted = deleted + redis.call('DEL', unpack(keys_of(ARGV[2], member)))
+    redis.call('ZREM', KEYS[1], member)
+  end
+  local out = {deleted, redis.call('ZCARD', KEYS[1])}
+  for _, member in ipairs(members) do out[#out + 1] = member end
+  return out
+end
+
+local types = {'list', 'list', 'hash', 'hash', 'zset'}
+
+if op == 'clear' then
+  local refused = allowed({{'DEL', KEYS[1]}, {'ZREM', KEYS[5] or KEYS[1], 'm'}}) or check(types)
+  if refused then return refused end
+  local deleted = redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+  if KEYS[5] then redis.call('ZREM', KEYS[5], ARGV[2]) end
+  return deleted
+end
+
+if op == 'meta' then
+  local commands = {{'HSET', KEYS[4], 'doc', 'd'}}
+  for i = 1, #KEYS do
+    if ARGV[3] == '0' then
+      commands[#commands + 1] = {'PERSIST', KEYS[i]}
+    else
+      commands[#commands + 1] = {'PEXPIRE', KEYS[i], ARGV[3]}
+    end
+  end
+  if KEYS[5] then
+    commands[#commands + 1] = {'ZADD', KEYS[5], 'NX', '0', 'm'}
+    commands[#commands + 1] = {'HSETNX', KEYS[4], 'created_at', '0'}
+    commands[#commands + 1] = {'PTTL', KEYS[5]}
+  end
+  local refused = allowed(commands) or check(types)
+  if refused then return refused end
+  redis.call('HSET', KEYS[4], 'doc', ARGV[5])
+  local index_ttl
+  if KEYS[5] then
+    redis.call('HSETNX', KEYS[4], 'created_at', ARGV[4])
+    index_ttl = redis.call('PTTL', KEYS[5])
+    redis.call('ZADD', KEYS[5], 'NX', ARGV[4], ARGV[2])
+  end
+  for i = 1, 4 do
+    if ARGV[3] == '0' then
+      redis.call('PERSIST', KEYS[i])
+    else
+      redis.call('PEXPIRE', KEYS[i], ARGV[3])
+    end
+  end
+  if KEYS[5] then
+    if ARGV[3] == '0' then
+      redis.call('PERSIST', KEYS[5])
+    elseif index_ttl == -2 or (index_ttl >= 0 and index_ttl < tonumber(ARGV[3])) then
+      redis.call('PEXPIRE', KEYS[5], ARGV[3])
+    end
+  end
+  return 1
+end
+
+return redis.error_reply('CHATMEM_UNKNOWN_OPERATION ' .. tostring(op))
