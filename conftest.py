@@ -20,6 +20,7 @@ pytest_plugins = [
     "steps.concurrency",
     "steps.model",
     "steps.faults",
+    "steps.users",
     # for the unit tests of the suite's own tooling
     "pytester",
 ]

@@ -53,6 +53,8 @@ class Blocking:
             return lambda *args, **kwargs: self._loop.run_until_complete(value(*args, **kwargs))
         if inspect.isasyncgenfunction(value):
             return lambda *args, **kwargs: self._iterate(value(*args, **kwargs))
+        if name == "for_user":  # a user's view of the memory is an async service too
+            return lambda *args, **kwargs: Blocking(value(*args, **kwargs), self._loop)
         return value
 
     def _iterate(self, stream: AsyncIterator[Any]) -> Iterator[Any]:

@@ -279,7 +279,8 @@ def redis_client(
 
 def scenario_keys(client: RedisClient, namespace: str) -> list[bytes]:
     """Return every key of ``namespace`` (on every node of a cluster)."""
-    return sorted(client.scan_iter(match=KeyLayout(namespace).pattern(), count=500))
+    patterns = KeyLayout(namespace).patterns()
+    return sorted(key for p in patterns for key in client.scan_iter(match=p, count=500))
 
 
 def shift_expiry(client: RedisClient, namespace: str, elapsed: timedelta) -> None:

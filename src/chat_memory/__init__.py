@@ -23,9 +23,11 @@ from ._core import (
 from ._keys import DEFAULT_NAMESPACE, MAX_SESSION_ID_CHARS, KeyLayout
 from ._message import ROLES, Message, Role, ToolCall
 from ._service import MemoryService
+from ._users import MAX_METADATA_BYTES, ForgetResult, SessionInfo
 from .exceptions import (
     ChatMemoryError,
     CorruptEntryError,
+    CorruptMetadataError,
     InvalidContentError,
     InvalidInputError,
     InvalidRoleError,
@@ -47,6 +49,7 @@ __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
     "DEFAULT_NAMESPACE",
     "FORMAT_VERSION",
+    "MAX_METADATA_BYTES",
     "MAX_SESSION_ID_CHARS",
     "MAX_TTL",
     "ROLES",
@@ -59,6 +62,8 @@ __all__ = [
     "ChatModel",
     "ChatService",
     "CorruptEntryError",
+    "CorruptMetadataError",
+    "ForgetResult",
     "InvalidContentError",
     "InvalidInputError",
     "InvalidRoleError",
@@ -73,6 +78,7 @@ __all__ = [
     "PromptTooLargeError",
     "ReplyNotStoredError",
     "Role",
+    "SessionInfo",
     "StorageError",
     "StorageUnavailableError",
     "StreamingChatModel",

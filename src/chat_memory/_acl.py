@@ -34,16 +34,26 @@ ACL_COMMANDS: Final = (
     "hdel",
     "pexpire",
     "persist",
+    # run inside the scripts of users' sessions and metadata
+    "hsetnx",
+    "hmget",
+    "exists",
+    "zadd",
+    "zrem",
+    "zrange",
+    "zrevrange",
+    "zcard",
 )
 """Every command the memory sends or runs in its script, in ACL spelling."""
 
 
 def acl_rules(namespace: str = DEFAULT_NAMESPACE) -> list[str]:
     """Return the ``ACL SETUSER`` rules of a user limited to ``namespace``'s keys and commands."""
-    key_pattern = KeyLayout(namespace).pattern()
+    sessions, users = KeyLayout(namespace).patterns()
     return [
         "resetkeys",
-        f"~{key_pattern}",
+        f"~{sessions}",
+        f"~{users}",
         "resetchannels",
         "-@all",
         *(f"+{command}" for command in ACL_COMMANDS),

@@ -11,6 +11,7 @@ import fakeredis
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from redis.crc import key_slot
 
 from chat_memory import (
     CorruptEntryError,
@@ -89,7 +90,7 @@ def test_sessions_never_collide_and_keys_stay_in_their_namespace_and_hash_tag(
         assert key.startswith("chat:session:{")
         tag = key[len("chat:session:{") : key.index("}")]
         assert "{" not in tag
-        assert key.endswith(("}:history", "}:ids", "}:seen"))
+        assert key.endswith(("}:history", "}:ids", "}:seen", "}:meta"))
         assert key.count("}") == 1
     memory.add_message(first, "user", "first")
     if second != first and _is_utf8(second):
@@ -150,3 +151,33 @@ def test_a_lone_surrogate_in_a_session_id_is_refused(decode: bool) -> None:
     with pytest.raises(InvalidInputError):
         memory.add_message("ada\udc00", "user", "hi")
     assert client.keys() == []
+
+
+@fast
+@given(first=session_ids, second=session_ids, session=session_ids)
+def test_users_never_share_keys_and_forgetting_one_leaves_the_other_whole(
+    first: str, second: str, session: str
+) -> None:
+    assume(first != second and _is_utf8(first, second, session))
+    client, memory = _memory()
+    for user in (first, second):
+        memory.for_user(user).add_message(session, "user", f"I am {user}")
+    keys = {
+        user: [k for k in client.scan_iter() if user_prefix(memory, user) in k]
+        for user in (first, second)
+    }
+    for own in keys.values():
+        assert len(own) == 5  # history, ids, seen, meta and the index
+        assert len({key_slot(k) for k in own}) == 1  # one script can change them all
+    assert not set(keys[first]) & set(keys[second])
+    removed = memory.forget_user(first)
+    assert (removed.sessions, removed.keys_deleted) == ([session], 4)
+    assert memory.for_user(first).list_sessions() == []
+    assert [s.session_id for s in memory.for_user(second).list_sessions()] == [session]
+    context = memory.for_user(second).get_context(session)
+    assert context == [{"role": "user", "content": f"I am {second}"}]
+    assert sorted(client.scan_iter()) == sorted(keys[second])
+
+
+def user_prefix(memory: MemoryService, user: str) -> bytes:
+    return memory.for_user(user).keys.session_prefix().rsplit(":session:", 1)[0].encode() + b":"

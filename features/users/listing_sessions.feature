@@ -1,0 +1,127 @@
+Feature: A user's sessions, listed
+  A chat product shows each user their conversations, the most recently
+  active first, each with its title. The list must be exact: a conversation
+  that expired or was cleared never shows, and a live one is never missing,
+  whatever the timing of writes, retries and expiry.
+
+  Rule: Sessions are listed most recently active first, with title, size and times
+
+    Scenario: A user's sessions are listed newest activity first, with their titles
+      Given the time is 2026-12-01 09:00:00 UTC
+      And user "ada" said "Plan my Paris trip" in session "paris"
+      And user "ada" gave session "paris" the title "Paris trip"
+      And 10 minutes passed
+      And user "ada" said "Help me with my CV" in session "cv"
+      And 10 minutes passed
+      And user "ada" said "Which museums?" in session "paris"
+      When the sessions of user "ada" are listed
+      Then the sessions listed are:
+        | session | title      | messages | created             | last active         |
+        | paris   | Paris trip | 2        | 2026-12-01 09:00:00 | 2026-12-01 09:20:00 |
+        | cv      |            | 1        | 2026-12-01 09:10:00 | 2026-12-01 09:10:00 |
+
+    Scenario: A long list is read page by page
+      Given the time is 2026-12-01 09:00:00 UTC
+      And user "ada" said "one" in session "s1"
+      And 1 minutes passed
+      And user "ada" said "two" in session "s2"
+      And 1 minutes passed
+      And user "ada" said "three" in session "s3"
+      And 1 minutes passed
+      And user "ada" said "four" in session "s4"
+      And 1 minutes passed
+      And user "ada" said "five" in session "s5"
+      When the sessions of user "ada" are listed 2 per page, page 2
+      Then the sessions listed are "s3" and "s2"
+
+    Scenario: A user with no sessions has an empty list
+      When the sessions of user "bob" are listed
+      Then no sessions are listed
+
+    Scenario: Each user sees only their own sessions
+      Given user "ada" said "hello" in session "paris"
+      And user "bob" said "hi" in session "rome"
+      When the sessions of user "bob" are listed
+      Then the sessions listed are "rome"
+
+    Scenario: A user's session lives apart from a session of the same name without a user
+      Given a new session "paris"
+      And the user said "I am nobody's"
+      And user "ada" said "I am Ada's" in session "paris"
+      Then the context is:
+        | role | content       |
+        | user | I am nobody's |
+      And the context of user "ada"'s session "paris" is:
+        | role | content    |
+        | user | I am Ada's |
+
+  Rule: The list never shows a session that has expired or been cleared
+
+    Scenario: An expired session is gone from the list, a live one stays
+      Given sessions expire after 30 minutes of inactivity
+      And user "ada" said "old plans" in session "old"
+      And 20 minutes passed
+      And user "ada" said "new plans" in session "new"
+      When 15 minutes pass
+      And the sessions of user "ada" are listed
+      Then the sessions listed are "new"
+
+    Scenario: Activity keeps a session listed past its first expiry time
+      Given sessions expire after 30 minutes of inactivity
+      And user "ada" said "hello" in session "chat"
+      And 20 minutes passed
+      And user "ada" said "still here" in session "chat"
+      When 20 minutes pass
+      And the sessions of user "ada" are listed
+      Then the sessions listed are "chat"
+
+    Scenario: A cleared session is gone from the list
+      Given user "ada" said "hello" in session "paris"
+      And user "ada" said "hi" in session "rome"
+      When user "ada" clears session "paris"
+      And the sessions of user "ada" are listed
+      Then the sessions listed are "rome"
+
+    Scenario: A retried message neither duplicates a session nor moves it up the list
+      Given the time is 2026-12-01 09:00:00 UTC
+      And user "ada" sent message "m-1" saying "hello" in session "paris"
+      And 5 minutes passed
+      And user "ada" said "hi" in session "rome"
+      And 5 minutes passed
+      When user "ada" sends message "m-1" saying "hello" in session "paris"
+      And the sessions of user "ada" are listed
+      Then the sessions listed are:
+        | session | title | messages | created             | last active         |
+        | rome    |       | 1        | 2026-12-01 09:05:00 | 2026-12-01 09:05:00 |
+        | paris   |       | 1        | 2026-12-01 09:00:00 | 2026-12-01 09:00:00 |
+
+  Rule: A session's metadata is stored with it, and expires with it
+
+    Scenario: Metadata reads back exactly
+      Given user "ada" said "hello" in session "paris"
+      And user "ada" gave session "paris" this metadata:
+        """
+        {"title": "Paris trip", "tags": ["travel", "été"], "pinned": true, "budget": 1200.5}
+        """
+      Then session "paris" of user "ada" has this metadata:
+        """
+        {"title": "Paris trip", "tags": ["travel", "été"], "pinned": true, "budget": 1200.5}
+        """
+
+    Scenario: Metadata expires with its session
+      Given sessions expire after 30 minutes of inactivity
+      And user "ada" said "hello" in session "paris"
+      And user "ada" gave session "paris" the title "Paris trip"
+      When 31 minutes pass
+      Then session "paris" of user "ada" has this metadata:
+        """
+        {}
+        """
+
+  Rule: All of a user's keys share one hash slot, so every change is one atomic script
+
+    @cluster
+    Scenario: A user's sessions and index are in one slot of the cluster
+      Given user "ada" said "hello" in session "paris"
+      And user "ada" said "hi" in session "rome"
+      Then all of user "ada"'s keys are in one hash slot

@@ -1,0 +1,284 @@
+"""Steps about users and their sessions: listing, titles, metadata and erasure.
+
+Usage::
+
+    Given user "ada" said "Plan my Paris trip" in session "paris"
+    Given user "ada" gave session "paris" the title "Paris trip"
+    When the sessions of user "ada" are listed
+    Then the sessions listed are:
+      | session | title      | messages | created             | last active         |
+      | paris   | Paris trip | 1        | 2026-12-01 09:00:00 | 2026-12-01 09:00:00 |
+    When user "ada" is forgotten
+    Then user "ada" has nothing stored
+
+A user's sessions live apart from sessions without a user: session "paris" of
+user "ada" is not the session "paris" the other steps talk in.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import pytest
+from pytest_bdd import given, parsers, then, when
+
+from chat_memory import ForgetResult, MemoryService, SessionInfo
+
+from ._backends import RedisClient, scenario_keys
+from ._compare import expect_messages, expect_text
+from ._tables import MESSAGE_COLUMNS, messages, reads_json, reads_table, rows
+
+LISTING_COLUMNS = ("session", "title", "messages", "created", "last active")
+
+
+@dataclass
+class Users:
+    """What the scenario's steps saw of users' sessions."""
+
+    listing: list[SessionInfo] = field(default_factory=list)
+    listed: bool = False
+    forgotten: list[ForgetResult] = field(default_factory=list)
+
+
+@pytest.fixture
+def users() -> Users:
+    """The scenario's listings and erasures."""
+    return Users()
+
+
+def _names(quoted: str) -> list[str]:
+    return quoted.strip('"').replace('" and "', '", "').split('", "')
+
+
+def _moment(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+@given(parsers.parse('user "{user}" said "{text}" in session "{name}"'))
+@when(parsers.parse('user "{user}" says "{text}" in session "{name}"'))
+def user_says_in_session(memory: MemoryService, user: str, text: str, name: str) -> None:
+    """A user's message in one of the user's own sessions (the session starts with it).
+
+    Given user "ada" said "Plan my Paris trip" in session "paris"
+    When user "ada" says "Which museums?" in session "paris"
+    """
+    memory.for_user(user).add_message(name, "user", text)
+
+
+@given(
+    parsers.parse('user "{user}" sent message "{message_id}" saying "{text}" in session "{name}"')
+)
+@when(
+    parsers.parse('user "{user}" sends message "{message_id}" saying "{text}" in session "{name}"')
+)
+def user_sends_with_id(
+    memory: MemoryService, user: str, message_id: str, text: str, name: str
+) -> None:
+    """A user's message with the app's own id, so that sending it again is a retry.
+
+    When user "ada" sends message "m-1" saying "hello" in session "paris"
+    """
+    memory.for_user(user).add_message(name, "user", text, message_id=message_id)
+
+
+@given(parsers.parse('user "{user}" gave session "{name}" the title "{title}"'))
+@when(parsers.parse('user "{user}" gives session "{name}" the title "{title}"'))
+def user_titles_session(memory: MemoryService, user: str, name: str, title: str) -> None:
+    """The app stores a title in the session's metadata.
+
+    Given user "ada" gave session "paris" the title "Paris trip"
+    """
+    memory.for_user(user).set_metadata(name, {"title": title})
+
+
+@given(parsers.parse('user "{user}" gave session "{name}" this metadata:'))
+@reads_json
+def user_sets_metadata(memory: MemoryService, user: str, name: str, docstring: str) -> None:
+    """The app stores this JSON object as the session's metadata.
+
+    Given user "ada" gave session "paris" this metadata:
+    """
+    memory.for_user(user).set_metadata(name, json.loads(docstring))
+
+
+@when(parsers.parse('user "{user}" clears session "{name}"'))
+def user_clears_session(memory: MemoryService, user: str, name: str) -> None:
+    """The app forgets one of the user's sessions on purpose.
+
+    When user "ada" clears session "paris"
+    """
+    memory.for_user(user).clear(name)
+
+
+@when(parsers.parse('the sessions of user "{user}" are listed'))
+def sessions_listed(memory: MemoryService, users: Users, user: str) -> None:
+    """The app lists every session of the user (as many as one listing returns).
+
+    When the sessions of user "ada" are listed
+    """
+    users.listing, users.listed = memory.for_user(user).list_sessions(limit=1000), True
+
+
+@when(parsers.parse('the sessions of user "{user}" are listed {size:d} per page, page {page:d}'))
+def sessions_page_listed(
+    memory: MemoryService, users: Users, user: str, size: int, page: int
+) -> None:
+    """The app lists one page of the user's sessions (page 1 is the most recent).
+
+    When the sessions of user "ada" are listed 2 per page, page 2
+    """
+    scoped = memory.for_user(user)
+    users.listing, users.listed = scoped.list_sessions(limit=size, offset=(page - 1) * size), True
+
+
+@then("the sessions listed are:")
+@reads_table(*LISTING_COLUMNS)
+def sessions_listed_are(users: Users, datatable: Sequence[Sequence[str]]) -> None:
+    """The listing shows exactly these sessions, most recently active first (times in UTC).
+
+    Then the sessions listed are:
+    """
+    assert users.listed, "no step listed a user's sessions"
+    actual = [
+        {
+            "session": s.session_id,
+            "title": s.title or "",
+            "messages": str(s.message_count),
+            "created": _moment(s.created_at),
+            "last active": _moment(s.last_active_at),
+        }
+        for s in users.listing
+    ]
+    expect_messages("the listing", actual, rows(datatable, LISTING_COLUMNS))
+
+
+@then(parsers.parse("the sessions listed are {names}"))
+def sessions_listed_named(users: Users, names: str) -> None:
+    """The listing shows exactly these sessions, in this order.
+
+    Then the sessions listed are "paris" and "cv"
+    """
+    assert users.listed, "no step listed a user's sessions"
+    assert [s.session_id for s in users.listing] == _names(names)
+
+
+@then("no sessions are listed")
+def no_sessions_listed(users: Users) -> None:
+    """The listing is empty.
+
+    Then no sessions are listed
+    """
+    assert users.listed, "no step listed a user's sessions"
+    assert [s.session_id for s in users.listing] == []
+
+
+@then(parsers.parse('the context of user "{user}"\'s session "{name}" is:'))
+@reads_table(*MESSAGE_COLUMNS)
+def user_context_is(
+    memory: MemoryService, name: str, user: str, datatable: Sequence[Sequence[str]]
+) -> None:
+    """The context of one of the user's sessions is exactly these messages.
+
+    Then the context of user "ada"'s session "paris" is:
+    """
+    context = memory.for_user(user).get_context(name)
+    expect_messages(
+        f'the context of session "{name}" of user "{user}"', context, messages(datatable)
+    )
+
+
+@then(parsers.parse('session "{name}" of user "{user}" has this metadata:'))
+@reads_json
+def user_metadata_is(memory: MemoryService, name: str, user: str, docstring: str) -> None:
+    """The session's metadata reads back as exactly this JSON object.
+
+    Then session "paris" of user "ada" has this metadata:
+    """
+    metadata = memory.for_user(user).get_metadata(name)
+    expect_text(f'the metadata of session "{name}"', metadata, json.loads(docstring))
+
+
+@when(parsers.parse('user "{user}" is forgotten'))
+def user_forgotten(memory: MemoryService, users: Users, user: str) -> None:
+    """The app erases everything of the user (a right-to-erasure request).
+
+    When user "ada" is forgotten
+    """
+    users.forgotten.append(memory.forget_user(user))
+
+
+@then(parsers.parse("the erasure removed the sessions {names}"))
+def erasure_removed(users: Users, names: str) -> None:
+    """The last erasure reported exactly these sessions as removed.
+
+    Then the erasure removed the sessions "paris" and "cv"
+    """
+    assert users.forgotten, "no step erased a user"
+    assert sorted(users.forgotten[-1].sessions) == sorted(_names(names))
+
+
+@given(parsers.parse('user "{user}" has {count:d} sessions'))
+def user_has_sessions(memory: MemoryService, user: str, count: int) -> None:
+    """The user has this many sessions, one message each (named s1, s2, ...).
+
+    Given user "ada" has 1200 sessions
+    """
+    scoped = memory.for_user(user)
+    for n in range(1, count + 1):
+        scoped.add_message(f"s{n}", "user", f"message {n}")
+
+
+@then(parsers.parse("the erasure removed {count:d} sessions"))
+def erasure_removed_count(users: Users, count: int) -> None:
+    """The last erasure reported this many sessions, each once.
+
+    Then the erasure removed 1200 sessions
+    """
+    assert users.forgotten, "no step erased a user"
+    removed = users.forgotten[-1].sessions
+    assert (len(removed), len(set(removed))) == (count, count)
+
+
+@then("the erasure removed nothing")
+def erasure_removed_nothing(users: Users) -> None:
+    """The last erasure found nothing left to remove.
+
+    Then the erasure removed nothing
+    """
+    assert users.forgotten, "no step erased a user"
+    last = users.forgotten[-1]
+    assert (last.sessions, last.keys_deleted) == ([], 0), str(last)
+
+
+@then(parsers.parse('user "{user}" has nothing stored'))
+def user_has_nothing(
+    memory: MemoryService, redis_client: RedisClient, namespace: str, user: str
+) -> None:
+    """No key of the user is left: no session, no index.
+
+    Then user "ada" has nothing stored
+    """
+    assert memory.for_user(user).list_sessions() == []
+    prefix = memory.for_user(user).keys.session_prefix().rsplit(":session:", 1)[0]
+    left = [k for k in scenario_keys(redis_client, namespace) if k.decode().startswith(prefix)]
+    assert left == [], f'keys of user "{user}" are left: {left}'
+
+
+@then(parsers.parse('all of user "{user}"\'s keys are in one hash slot'))
+def user_keys_one_slot(
+    memory: MemoryService, redis_client: RedisClient, namespace: str, user: str
+) -> None:
+    """Every key of the user, sessions and index, is in one slot, as one script needs.
+
+    Then all of user "ada"'s keys are in one hash slot
+    """
+    prefix = memory.for_user(user).keys.session_prefix().rsplit(":session:", 1)[0]
+    keys = [k for k in scenario_keys(redis_client, namespace) if k.decode().startswith(prefix)]
+    assert len(keys) > 1, f'user "{user}" has no keys'
+    slots = {int(redis_client.execute_command("CLUSTER KEYSLOT", key)) for key in keys}  # type: ignore[no-untyped-call]
+    assert len(slots) == 1, f"the keys are in {len(slots)} slots"
