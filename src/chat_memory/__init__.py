@@ -23,9 +23,18 @@ from ._core import (
 from ._keys import DEFAULT_NAMESPACE, MAX_SESSION_ID_CHARS, KeyLayout
 from ._message import ROLES, Message, Role, ToolCall
 from ._service import MemoryService
-from ._users import MAX_METADATA_BYTES, ForgetResult, SessionInfo
+from ._users import (
+    EXPORT_FORMAT,
+    MAX_METADATA_BYTES,
+    SUMMARY_NAME,
+    CompactResult,
+    ForgetResult,
+    ImportResult,
+    SessionInfo,
+)
 from .exceptions import (
     ChatMemoryError,
+    CompactionConflictError,
     CorruptEntryError,
     CorruptMetadataError,
     InvalidContentError,
@@ -37,6 +46,7 @@ from .exceptions import (
     PermissionDeniedError,
     PromptTooLargeError,
     ReplyNotStoredError,
+    SessionExistsError,
     StorageError,
     StorageUnavailableError,
     WriteOutcomeUnknownError,
@@ -48,11 +58,13 @@ __all__ = [
     "DEFAULT_IDEMPOTENCY_WINDOW",
     "DEFAULT_MAX_MESSAGE_BYTES",
     "DEFAULT_NAMESPACE",
+    "EXPORT_FORMAT",
     "FORMAT_VERSION",
     "MAX_METADATA_BYTES",
     "MAX_SESSION_ID_CHARS",
     "MAX_TTL",
     "ROLES",
+    "SUMMARY_NAME",
     "AppendResult",
     "AsyncChatModel",
     "AsyncChatService",
@@ -61,9 +73,12 @@ __all__ = [
     "ChatMemoryError",
     "ChatModel",
     "ChatService",
+    "CompactResult",
+    "CompactionConflictError",
     "CorruptEntryError",
     "CorruptMetadataError",
     "ForgetResult",
+    "ImportResult",
     "InvalidContentError",
     "InvalidInputError",
     "InvalidRoleError",
@@ -78,6 +93,7 @@ __all__ = [
     "PromptTooLargeError",
     "ReplyNotStoredError",
     "Role",
+    "SessionExistsError",
     "SessionInfo",
     "StorageError",
     "StorageUnavailableError",

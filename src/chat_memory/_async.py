@@ -9,7 +9,8 @@ between tasks: the client's connection pool is what tasks share.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
+import inspect
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 import redis.asyncio
@@ -21,7 +22,7 @@ from ._core import AppendResult, MessageInput
 from ._message import Message, Role, ToolCall
 from ._service import FORGET_BATCH
 from ._shell import ChatShell, MemoryShell
-from ._users import ForgetResult, SessionInfo
+from ._users import CompactResult, ForgetResult, ImportResult, SessionInfo
 from .exceptions import InvalidInputError
 
 if TYPE_CHECKING:
@@ -142,7 +143,52 @@ class AsyncMemoryService(MemoryShell[redis.asyncio.Redis | redis.asyncio.RedisCl
         user = self._core.for_user(user_id)
         return await self._run(ops.forget_user(user, batch=FORGET_BATCH))
 
-    async def _run(self, operation: ops.Operation[T], llm: AsyncChatModel | None = None) -> T:
+    async def export_session(self, session_id: str) -> str:
+        """Return the session as JSON Lines: a header with its metadata, then every message.
+
+        Lossless (ids, times, tool calls, metadata) and read in one snapshot;
+        :meth:`import_session` reads it back.
+        """
+        return await self._run(ops.export_session(self._core, session_id))
+
+    async def import_session(
+        self, session_id: str, export: str, *, append: bool = False
+    ) -> ImportResult:
+        """Store an export (from :meth:`export_session`) as ``session_id``, ids and times kept.
+
+        Refused with :class:`SessionExistsError` if the session holds anything,
+        unless ``append``: then messages whose id the session already holds are
+        skipped, and its metadata is kept. Every line is checked before anything
+        is written; the history limit applies as to any append.
+        """
+        return await self._run(ops.import_session(self._core, session_id, export, append=append))
+
+    async def compact(
+        self,
+        session_id: str,
+        summarize: Callable[[list[Message]], str | Awaitable[str]],
+        *,
+        keep_last: int,
+        attempts: int = 3,
+    ) -> CompactResult:
+        """Fold every message but the newest ``keep_last`` into one summary message.
+
+        ``summarize(messages)`` returns the summary text (or an awaitable of it); it runs outside
+        Redis. The summary (a system message named ``"summary"``) replaces the
+        folded messages only if the session did not change meanwhile; otherwise
+        the session is read and summarized again, up to ``attempts`` times, and
+        then :class:`CompactionConflictError` says nothing was folded. A message
+        appended meanwhile is never lost.
+        """
+        operation = ops.compact(self._core, session_id, keep_last=keep_last, attempts=attempts)
+        return await self._run(operation, summarize=summarize)
+
+    async def _run(
+        self,
+        operation: ops.Operation[T],
+        llm: AsyncChatModel | None = None,
+        summarize: Callable[[list[Message]], str | Awaitable[str]] | None = None,
+    ) -> T:
         """Drive one operation of :mod:`chat_memory._ops` over this memory's client (internal)."""
 
         async def perform(request: ops.Request) -> Any:
@@ -152,6 +198,10 @@ class AsyncMemoryService(MemoryShell[redis.asyncio.Redis | redis.asyncio.RedisCl
             if isinstance(request, ops.Ask):
                 assert llm is not None, "only a chat turn asks the model"
                 return await llm.complete(request.messages)
+            if isinstance(request, ops.Summarize):
+                assert summarize is not None, "only a compaction summarizes"
+                summary = summarize(request.messages)
+                return await summary if inspect.isawaitable(summary) else summary
             options = RAW if request.raw else {}
             return await self._client.execute_command(*request.args, **options)
 

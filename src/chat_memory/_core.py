@@ -22,7 +22,8 @@ from typing import Any, Final, TypeAlias
 from ._budget import TokenCounter, within_budget
 from ._codec import DecodeError, Encoded, decode, encode_for_storage
 from ._keys import KeyLayout, encode_session_id
-from ._message import Message, message_from_chat
+from ._message import Message, message_from_chat, validate
+from ._users import SUMMARY_NAME
 from .exceptions import (
     ChatMemoryError,
     CorruptEntryError,
@@ -145,6 +146,16 @@ class MemoryCore:
     def now_ms(self) -> bytes:
         """Return the clock's time in whole milliseconds since the epoch, as the scripts take it."""
         return str(round(self.clock() * 1000)).encode()
+
+    def summary(self, text: object) -> Message:
+        """Return the summary message a compaction stores, stamped now; check ``text``."""
+        if not isinstance(text, str) or not text:
+            raise InvalidContentError(
+                f"summarize must return the summary as non-empty text, not {text!r:.80}"
+            )
+        summary = _stamp(Message("system", text, name=SUMMARY_NAME), self.clock())
+        validate(summary)
+        return summary
 
     def plan_append(self, session_id: str, messages: Iterable[MessageInput]) -> AppendCall:
         """Check and encode ``messages`` for one append; raise before anything is sent."""

@@ -13,13 +13,30 @@ from collections.abc import Awaitable, Callable, Generator, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar
 
+from ._codec import encode_for_storage
 from ._compat import REDIS_EXCEPTIONS, internal_failure
 from ._core import AppendResult, MemoryCore, MessageInput, seconds_left
 from ._errors import Op, script_error, storage_error, wrong_type_key
 from ._keys import decode_session_id, encode_session_id
 from ._message import Message
-from ._users import ForgetResult, SessionInfo, decode_metadata, encode_metadata, read_listing
-from .exceptions import InvalidInputError, WrongKeyTypeError, check_whole_number
+from ._users import (
+    CompactResult,
+    ForgetResult,
+    ImportResult,
+    SessionInfo,
+    decode_metadata,
+    encode_metadata,
+    parse_export,
+    read_listing,
+    render_export,
+)
+from .exceptions import (
+    CompactionConflictError,
+    InvalidInputError,
+    SessionExistsError,
+    WrongKeyTypeError,
+    check_whole_number,
+)
 
 MAX_LISTING = 1000
 """The most sessions one listing call returns."""
@@ -30,13 +47,17 @@ __all__ = [
     "Operation",
     "Request",
     "RunScript",
+    "Summarize",
     "add_messages",
     "arun",
     "clear",
+    "compact",
     "context_messages",
+    "export_session",
     "forget_user",
     "get_messages",
     "get_metadata",
+    "import_session",
     "list_sessions",
     "run",
     "set_metadata",
@@ -70,7 +91,14 @@ class Ask:
     messages: list[dict[str, Any]]
 
 
-Request: TypeAlias = RunScript | Command | Ask
+@dataclass(frozen=True, slots=True)
+class Summarize:
+    """Ask the caller's summarizer for the summary of ``messages`` (a compaction)."""
+
+    messages: list[Message]
+
+
+Request: TypeAlias = RunScript | Command | Ask | Summarize
 Operation: TypeAlias = Generator[Request, Any, T]
 
 
@@ -162,6 +190,77 @@ def forget_user(core: MemoryCore, *, batch: int) -> Operation[ForgetResult]:
         sessions += [decode_session_id(_text(member)) for member in reply[2:]]
         if int(reply[1]) == 0:
             return ForgetResult(core.keys.user_id, sessions, deleted)
+
+
+def export_session(core: MemoryCore, session_id: str) -> Operation[str]:
+    """Return the session as JSON Lines, read in one snapshot."""
+    entries, doc = yield from _sessions_script(core.keys.all(session_id), [b"export"])
+    messages = core.decode_history(session_id, entries)
+    return render_export(session_id, messages, decode_metadata(session_id, doc))
+
+
+def import_session(
+    core: MemoryCore, session_id: str, export: str, *, append: bool
+) -> Operation[ImportResult]:
+    """Store an export in the session; see ``MemoryService.import_session``."""
+    metadata, messages = parse_export(export)
+    entries, doc = yield from _sessions_script(core.keys.all(session_id), [b"export"])
+    if (entries or doc) and not append:
+        raise SessionExistsError(
+            f"session {session_id!r} already holds messages or metadata: import with"
+            " append=True to add to it"
+        )
+    known = {m.id for m in core.decode_history(session_id, entries)}
+    fresh = [m for m in messages if m.id not in known]
+    for start in range(0, len(fresh), core.idempotency_window):
+        yield from add_messages(core, session_id, fresh[start : start + core.idempotency_window])
+    if metadata and not doc:
+        yield from set_metadata(core, session_id, metadata)
+    return ImportResult(imported=fresh, skipped=[m for m in messages if m.id in known])
+
+
+def compact(
+    core: MemoryCore, session_id: str, *, keep_last: int, attempts: int
+) -> Operation[CompactResult]:
+    """Fold all but the newest ``keep_last`` messages into one summary, if nothing changed."""
+    check_whole_number("keep_last", keep_last, 0)
+    keys = core.keys.all(session_id)
+    for _ in range(attempts):
+        entries, _doc = yield from _sessions_script(keys, [b"export"])
+        history = core.decode_history(session_id, entries)
+        fold = len(entries) - keep_last
+        # Never fold a tool call away from its results: keep the whole exchange.
+        while 0 < fold < len(history) and history[fold].role == "tool":
+            fold -= 1
+        if fold <= 0:
+            return CompactResult(folded=0, summary=None)
+        folded = history[:fold]
+        text = yield Summarize(folded)
+        summary = core.summary(text)
+        item = encode_for_storage(summary)
+        args = [
+            b"compact",
+            b"",
+            str(core.ttl_ms or 0).encode(),
+            str(core.idempotency_window).encode(),
+            str(len(entries)).encode(),
+            _bytes(entries[0]),
+            _bytes(entries[-1]),
+            str(fold).encode(),
+            str(summary.id).encode(),
+            item.fingerprint,
+            item.entry,
+        ]
+        if (yield from _sessions_script(keys, args)) == 1:
+            return CompactResult(folded=fold, summary=summary)
+    raise CompactionConflictError(
+        f"session {session_id!r} changed during each of {attempts} attempts to compact it;"
+        " nothing was folded"
+    )
+
+
+def _bytes(value: bytes | str) -> bytes:
+    return value if isinstance(value, bytes) else value.encode("utf-8")
 
 
 def _sessions_script(keys: tuple[str, ...], args: list[bytes]) -> Operation[Any]:

@@ -7,7 +7,7 @@ the library's own (:mod:`chat_memory._errors`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import redis
@@ -17,7 +17,7 @@ from ._compat import RAW
 from ._core import AppendResult, MessageInput
 from ._message import Message, Role, ToolCall
 from ._shell import MemoryShell
-from ._users import ForgetResult, SessionInfo
+from ._users import CompactResult, ForgetResult, ImportResult, SessionInfo
 
 if TYPE_CHECKING:
     from ._chat import ChatModel
@@ -146,7 +146,50 @@ class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
         user = self._core.for_user(user_id)
         return self._run(ops.forget_user(user, batch=FORGET_BATCH))
 
-    def _run(self, operation: ops.Operation[T], llm: ChatModel | None = None) -> T:
+    def export_session(self, session_id: str) -> str:
+        """Return the session as JSON Lines: a header with its metadata, then every message.
+
+        Lossless (ids, times, tool calls, metadata) and read in one snapshot;
+        :meth:`import_session` reads it back.
+        """
+        return self._run(ops.export_session(self._core, session_id))
+
+    def import_session(self, session_id: str, export: str, *, append: bool = False) -> ImportResult:
+        """Store an export (from :meth:`export_session`) as ``session_id``, ids and times kept.
+
+        Refused with :class:`SessionExistsError` if the session holds anything,
+        unless ``append``: then messages whose id the session already holds are
+        skipped, and its metadata is kept. Every line is checked before anything
+        is written; the history limit applies as to any append.
+        """
+        return self._run(ops.import_session(self._core, session_id, export, append=append))
+
+    def compact(
+        self,
+        session_id: str,
+        summarize: Callable[[list[Message]], str],
+        *,
+        keep_last: int,
+        attempts: int = 3,
+    ) -> CompactResult:
+        """Fold every message but the newest ``keep_last`` into one summary message.
+
+        ``summarize(messages)`` returns the summary text; it runs outside
+        Redis. The summary (a system message named ``"summary"``) replaces the
+        folded messages only if the session did not change meanwhile; otherwise
+        the session is read and summarized again, up to ``attempts`` times, and
+        then :class:`CompactionConflictError` says nothing was folded. A message
+        appended meanwhile is never lost.
+        """
+        operation = ops.compact(self._core, session_id, keep_last=keep_last, attempts=attempts)
+        return self._run(operation, summarize=summarize)
+
+    def _run(
+        self,
+        operation: ops.Operation[T],
+        llm: ChatModel | None = None,
+        summarize: Callable[[list[Message]], str] | None = None,
+    ) -> T:
         """Drive one operation of :mod:`chat_memory._ops` over this memory's client (internal)."""
 
         def perform(request: ops.Request) -> Any:
@@ -156,6 +199,9 @@ class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
             if isinstance(request, ops.Ask):
                 assert llm is not None, "only a chat turn asks the model"
                 return llm.complete(request.messages)
+            if isinstance(request, ops.Summarize):
+                assert summarize is not None, "only a compaction summarizes"
+                return summarize(request.messages)
             options = RAW if request.raw else {}
             return self._client.execute_command(*request.args, **options)  # type: ignore[no-untyped-call]
 

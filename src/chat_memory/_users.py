@@ -12,20 +12,34 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from ._codec import DecodeError, decode, encode
 from ._keys import decode_session_id
-from .exceptions import CorruptMetadataError, InvalidContentError
+from ._message import Message, validate
+from .exceptions import CorruptMetadataError, InvalidContentError, InvalidInputError
 
 __all__ = [
+    "EXPORT_FORMAT",
     "MAX_METADATA_BYTES",
+    "SUMMARY_NAME",
+    "CompactResult",
     "ForgetResult",
+    "ImportResult",
     "SessionInfo",
     "decode_metadata",
     "encode_metadata",
+    "parse_export",
     "read_listing",
+    "render_export",
 ]
 
 MAX_METADATA_BYTES: Final = 16 * 1024
 """The largest metadata document a session may carry, as UTF-8 JSON."""
+
+EXPORT_FORMAT: Final = 1
+"""The version of the JSON Lines export; its first line says it (``"chat_memory_export"``)."""
+
+SUMMARY_NAME: Final = "summary"
+"""The ``name`` of the system message a compaction stores in place of the messages it folds."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +66,59 @@ class ForgetResult:
     user_id: str
     sessions: list[str]
     keys_deleted: int
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    """What :meth:`~chat_memory.MemoryService.import_session` stored and skipped."""
+
+    imported: list[Message]
+    skipped: list[Message]
+
+
+@dataclass(frozen=True, slots=True)
+class CompactResult:
+    """What :meth:`~chat_memory.MemoryService.compact` did: how many messages it folded."""
+
+    folded: int
+    summary: Message | None
+
+
+def render_export(session_id: str, messages: Sequence[Message], metadata: Mapping[str, Any]) -> str:
+    """Return a session as JSON Lines: a header, then each message as stored (format v1)."""
+    header = {"chat_memory_export": EXPORT_FORMAT, "session_id": session_id, "metadata": metadata}
+    lines = [json.dumps(header, ensure_ascii=False, separators=(",", ":"))]
+    lines += [encode(message) for message in messages]
+    return "\n".join(lines) + "\n"
+
+
+def parse_export(text: str) -> tuple[dict[str, Any], list[Message]]:
+    """Read an export: its metadata and its messages, each checked as a stored entry is."""
+    if not isinstance(text, str):
+        raise InvalidContentError(f"an export is text (JSON Lines), not {type(text).__name__}")
+    lines = [line for line in text.splitlines() if line.strip()]
+    try:
+        header = json.loads(lines[0]) if lines else None
+    except ValueError as exc:
+        raise InvalidContentError(f"line 1 of the export is not JSON ({exc})") from exc
+    if not isinstance(header, dict) or header.get("chat_memory_export") != EXPORT_FORMAT:
+        raise InvalidContentError(
+            f'line 1 of the export must be the header {{"chat_memory_export": {EXPORT_FORMAT},'
+            " ...}"
+        )
+    metadata = header.get("metadata") or {}
+    encode_metadata(metadata)
+    messages = []
+    for number, line in enumerate(lines[1:], start=2):
+        try:
+            message = decode(line)
+            validate(message)
+        except (DecodeError, InvalidInputError) as exc:
+            raise InvalidContentError(f"line {number} of the export: {exc}") from exc
+        if message.id is None or message.created_at is None:
+            raise InvalidContentError(f"line {number} of the export has no id or created_at")
+        messages.append(message)
+    return dict(metadata), messages
 
 
 def encode_metadata(metadata: object) -> bytes:

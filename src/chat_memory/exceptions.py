@@ -9,9 +9,11 @@ Every error the library raises on purpose derives from :class:`ChatMemoryError`:
     │   ├── InvalidContentError                incl. text that is not valid UTF-8 (lone surrogates)
     │   ├── MessageTooLargeError
     │   ├── MessageIdConflictError             an id already stored with other content
+    │   ├── SessionExistsError                 an import into a session in use, without append
     │   └── PromptTooLargeError                the system prompt and new message exceed the budget
     ├── CorruptEntryError                      a stored entry cannot be decoded
     ├── CorruptMetadataError                   a session's stored metadata cannot be decoded
+    ├── CompactionConflictError                the session kept changing while being compacted
     ├── ReplyNotStoredError                    the model answered, the turn could not be stored
     └── StorageError                           Redis failed; see ``may_have_written``
         ├── StorageUnavailableError            Redis refused or was unreachable; nothing written
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ChatMemoryError",
+    "CompactionConflictError",
     "CorruptEntryError",
     "CorruptMetadataError",
     "InvalidContentError",
@@ -45,6 +48,7 @@ __all__ = [
     "PermissionDeniedError",
     "PromptTooLargeError",
     "ReplyNotStoredError",
+    "SessionExistsError",
     "StorageError",
     "StorageUnavailableError",
     "WriteOutcomeUnknownError",
@@ -111,6 +115,18 @@ class CorruptEntryError(ChatMemoryError):
         self.session_id = session_id
         self.position = position
         self.reason = reason
+
+
+class SessionExistsError(InvalidInputError):
+    """An import into a session that already holds messages or metadata, without ``append``."""
+
+
+class CompactionConflictError(ChatMemoryError):
+    """The session kept changing while it was being compacted; nothing was folded.
+
+    Every attempt found a message appended (or the history otherwise changed)
+    between reading the session and folding it, so the summary was not stored.
+    """
 
 
 class CorruptMetadataError(ChatMemoryError):

@@ -13,6 +13,12 @@
 --         entries; returns {number of keys deleted, sessions left, member...}.
 -- clear   KEYS[1..4] the session's keys, KEYS[5] the index if any; ARGV[2] member
 --         Deletes the session's keys and its index entry; returns keys deleted.
+-- export  KEYS[1..4] the session's keys: returns {entries, metadata doc}, one snapshot.
+-- compact KEYS[1..4] the session's keys; ARGV[3] TTL, ARGV[4] ids to remember,
+--         ARGV[5] the history's length when read, ARGV[6] its first entry, ARGV[7] its
+--         last, ARGV[8] how many entries to fold, ARGV[9..11] the summary's id,
+--         fingerprint and entry. Replaces the first entries with the summary only if
+--         the history is unchanged since it was read; returns 1, or 0 if it changed.
 -- meta    KEYS[1..4] the session's keys, KEYS[5] the index if any; ARGV[2] member,
 --         ARGV[3] TTL in ms ('0' for none), ARGV[4] now (ms), ARGV[5] the JSON doc
 --         Stores the metadata doc with the session: the session's keys get its
@@ -137,6 +143,52 @@ if op == 'meta' then
       redis.call('PERSIST', KEYS[5])
     elseif index_ttl == -2 or (index_ttl >= 0 and index_ttl < tonumber(ARGV[3])) then
       redis.call('PEXPIRE', KEYS[5], ARGV[3])
+    end
+  end
+  return 1
+end
+
+if op == 'export' then
+  local refused = check(types)
+  if refused then return refused end
+  return {redis.call('LRANGE', KEYS[1], 0, -1), redis.call('HGET', KEYS[4], 'doc') or ''}
+end
+
+if op == 'compact' then
+  local commands = {
+    {'LTRIM', KEYS[1], '0', '-1'}, {'LPUSH', KEYS[1], 'e'}, {'RPUSH', KEYS[2], 'id'},
+    {'HSET', KEYS[3], 'id', 'fp'}, {'LTRIM', KEYS[2], '0', '-1'}, {'HDEL', KEYS[3], 'id'},
+  }
+  for i = 1, 4 do
+    if ARGV[3] == '0' then
+      commands[#commands + 1] = {'PERSIST', KEYS[i]}
+    else
+      commands[#commands + 1] = {'PEXPIRE', KEYS[i], ARGV[3]}
+    end
+  end
+  local refused = allowed(commands) or check(types)
+  if refused then return refused end
+  -- The optimistic check: the history is still exactly as it was read.
+  local length = tonumber(ARGV[5])
+  if redis.call('LLEN', KEYS[1]) ~= length
+    or redis.call('LINDEX', KEYS[1], 0) ~= ARGV[6]
+    or redis.call('LINDEX', KEYS[1], -1) ~= ARGV[7] then
+    return 0
+  end
+  redis.call('LTRIM', KEYS[1], tonumber(ARGV[8]), -1)
+  redis.call('LPUSH', KEYS[1], ARGV[11])
+  redis.call('RPUSH', KEYS[2], ARGV[9])
+  redis.call('HSET', KEYS[3], ARGV[9], ARGV[10])
+  local excess = redis.call('LLEN', KEYS[2]) - tonumber(ARGV[4])
+  if excess > 0 then
+    redis.call('HDEL', KEYS[3], unpack(redis.call('LRANGE', KEYS[2], 0, excess - 1)))
+    redis.call('LTRIM', KEYS[2], excess, -1)
+  end
+  for i = 1, 4 do
+    if ARGV[3] == '0' then
+      redis.call('PERSIST', KEYS[i])
+    else
+      redis.call('PEXPIRE', KEYS[i], ARGV[3])
     end
   end
   return 1
