@@ -21,6 +21,8 @@ pytest_plugins = [
     "steps.model",
     "steps.faults",
     "steps.users",
+    "steps.transfer",
+    "steps.compaction",
     # for the unit tests of the suite's own tooling
     "pytester",
 ]

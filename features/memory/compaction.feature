@@ -1,0 +1,108 @@
+Feature: Compacting a long session
+  A long conversation outgrows the prompt. Compaction folds the older
+  messages into one summary (written by a model, outside Redis) and keeps the
+  newest ones as they are. A message that arrives while the summary is being
+  written must never be lost, and the summary is marked as one.
+
+  Rule: The older messages are replaced by one summary, marked as such
+
+    Scenario: All but the newest messages are folded into a summary
+      Given the session remembers:
+        | role      | content          |
+        | user      | I am Ada.        |
+        | assistant | Hello Ada.       |
+        | user      | I live in Paris. |
+        | assistant | Lovely city.     |
+      When the session is compacted, keeping the newest 2 messages
+      Then the compaction folded 2 messages
+      And the context is this JSON:
+        """
+        [
+          {"role": "system", "content": "Summary: I am Ada. / Hello Ada.", "name": "summary"},
+          {"role": "user", "content": "I live in Paris."},
+          {"role": "assistant", "content": "Lovely city."}
+        ]
+        """
+
+    Scenario: A session no longer than what is kept is left alone
+      Given the session remembers:
+        | role      | content    |
+        | user      | I am Ada.  |
+        | assistant | Hello Ada. |
+      When the session is compacted, keeping the newest 2 messages
+      Then the compaction folded 0 messages
+      And the context contains 2 messages
+
+    Scenario: A tool call is never folded away from its result
+      Given the user said "Weather in Paris?"
+      And the assistant called the tool "weather" with the arguments {"city": "Paris"}
+      And the tool "weather" answered "18°C"
+      When the session is compacted, keeping the newest 1 message
+      Then the compaction folded 1 message
+      And the context is this JSON:
+        """
+        [
+          {"role": "system", "content": "Summary: Weather in Paris?", "name": "summary"},
+          {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "call-1", "type": "function",
+             "function": {"name": "weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+          {"role": "tool", "content": "18°C", "tool_call_id": "call-1", "name": "weather"}
+        ]
+        """
+
+  Rule: A message that arrives during a compaction is never lost
+
+    Scenario: A compaction racing an append loses nothing
+      Given the session remembers:
+        | role      | content          |
+        | user      | I am Ada.        |
+        | assistant | Hello Ada.       |
+        | user      | I live in Paris. |
+      When the session is compacted while the user says "And I love museums.", keeping the newest 1 message
+      Then the compaction folded 3 messages
+      And the context is this JSON:
+        """
+        [
+          {"role": "system", "content": "Summary: I am Ada. / Hello Ada. / I live in Paris.", "name": "summary"},
+          {"role": "user", "content": "And I love museums."}
+        ]
+        """
+
+  Rule: The summary reaches the prompt first, and counts like any message
+
+    Scenario: The summary reaches the prompt before the newest messages
+      Given the system prompt is "You are a travel agent."
+      And the session remembers:
+        | role      | content          |
+        | user      | I am Ada.        |
+        | assistant | Hello Ada.       |
+        | user      | I live in Paris. |
+        | assistant | Lovely city.     |
+      And the session was compacted, keeping the newest 2 messages
+      When the user asks "Where do I live?"
+      Then the model was prompted with this JSON:
+        """
+        [
+          {"role": "system", "content": "You are a travel agent."},
+          {"role": "system", "content": "Summary: I am Ada. / Hello Ada.", "name": "summary"},
+          {"role": "user", "content": "I live in Paris."},
+          {"role": "assistant", "content": "Lovely city."},
+          {"role": "user", "content": "Where do I live?"}
+        ]
+        """
+
+    Scenario: The history limit counts the summary like any message
+      Given the history limit is 3 messages
+      And the session remembers:
+        | role      | content    |
+        | user      | one        |
+        | assistant | two        |
+        | user      | three      |
+      And the session was compacted, keeping the newest 1 message
+      When the user says "four"
+      And the user says "five"
+      Then the context is:
+        | role | content |
+        | user | three   |
+        | user | four    |
+        | user | five    |

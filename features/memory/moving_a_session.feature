@@ -1,0 +1,67 @@
+Feature: Moving a session
+  A session is backed up, moved to another deployment, or handed to its user
+  as JSON Lines. Nothing may change on the way: ids, times, tool calls and
+  metadata come back exactly, and an import never overwrites a session in use.
+
+  Rule: An exported session, imported elsewhere, is identical
+
+    Scenario: A session with a tool exchange and metadata survives export and import
+      Given a new session "paris"
+      And the user said "Weather in Paris?"
+      And the assistant called the tool "weather" with the arguments {"city": "Paris"}
+      And the tool "weather" answered "18°C, 你好 👋"
+      And the session has this metadata:
+        """
+        {"title": "Paris trip", "tags": ["travel"]}
+        """
+      When the session is exported
+      And the export is imported as session "paris-copy"
+      Then session "paris-copy" holds exactly what session "paris" holds
+
+  Rule: An import never overwrites a session in use
+
+    Scenario: Importing into a session that holds messages is refused, and nothing changes
+      Given a new session "paris"
+      And the user said "from the backup"
+      And the session was exported
+      And a new session "rome"
+      And the user said "mine"
+      When the app imports the export into the session
+      Then the message is refused with the reason "already holds messages or metadata"
+      And the context is:
+        | role | content |
+        | user | mine    |
+
+    Scenario: Importing with append adds only the messages the session does not hold
+      Given a new session "paris"
+      And the user sent message "m-1" saying "hello"
+      And the assistant sent message "m-2" saying "hi there"
+      And the session was exported
+      And a new session "rome"
+      And the user sent message "m-1" saying "hello"
+      When the app imports the export into the session, appending
+      Then the import skipped 1 message
+      And the context is:
+        | role      | content  |
+        | user      | hello    |
+        | assistant | hi there |
+
+  Rule: A broken export is refused whole, and nothing is written
+
+    Scenario: An export with a broken line is refused, naming the line
+      When the app imports this export into the session:
+        """
+        {"chat_memory_export": 1, "session_id": "x", "metadata": {}}
+        {"v": 1, "id": "m-1", "role": "user", "content": "fine", "created_at": 1796205600.0}
+        {"v": 1, "id": "m-2", "role": "wizard", "content": "bad", "created_at": 1796205600.0}
+        """
+      Then the message is refused with the reason "line 3 of the export"
+      And nothing is stored
+
+    Scenario: Text that is not an export is refused
+      When the app imports this export into the session:
+        """
+        {"role": "user", "content": "just a message"}
+        """
+      Then the message is refused with the reason "must be the header"
+      And nothing is stored

@@ -1,0 +1,127 @@
+"""Steps about moving a session: export to JSON Lines, import, metadata.
+
+Usage::
+
+    Given the session has this metadata:
+      \"\"\"
+      {"title": "Paris trip"}
+      \"\"\"
+    When the session is exported
+    And the export is imported as session "paris-copy"
+    Then session "paris-copy" holds exactly what session "paris" holds
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import pytest
+from pytest_bdd import given, parsers, then, when
+
+from chat_memory import ImportResult, MemoryService
+
+from ._compare import expect_text
+from ._tables import reads_json
+from .conversation import Attempt
+
+
+@dataclass
+class Transfer:
+    """The scenario's last export and imports."""
+
+    export: str | None = None
+    imports: list[ImportResult] = field(default_factory=list)
+
+
+@pytest.fixture
+def transfer() -> Transfer:
+    """What the scenario exported and imported."""
+    return Transfer()
+
+
+@given("the session has this metadata:")
+@reads_json
+def session_has_metadata(memory: MemoryService, session_id: str, docstring: str) -> None:
+    """The app stores this JSON object as the current session's metadata (e.g. its title).
+
+    Given the session has this metadata:
+    """
+    memory.set_metadata(session_id, json.loads(docstring))
+
+
+@given("the session was exported")
+@when("the session is exported")
+def session_exported(memory: MemoryService, session_id: str, transfer: Transfer) -> None:
+    """The app exports the current session as JSON Lines.
+
+    When the session is exported
+    """
+    transfer.export = memory.export_session(session_id)
+
+
+@when(parsers.parse('the export is imported as session "{name}"'))
+def export_imported_as(memory: MemoryService, transfer: Transfer, name: str) -> None:
+    """The app imports the last export as a new session.
+
+    When the export is imported as session "paris-copy"
+    """
+    assert transfer.export is not None, "no step exported a session"
+    transfer.imports.append(memory.import_session(name, transfer.export))
+
+
+@when(parsers.re(r"the app imports the export into the session(?P<how>, appending)?"))
+def app_imports_export(
+    memory: MemoryService, session_id: str, transfer: Transfer, attempt: Attempt, how: str | None
+) -> None:
+    """The app imports the last export into the current session, appending or not.
+
+    When the app imports the export into the session, appending
+    """
+    export = transfer.export
+    assert export is not None, "no step exported a session"
+    attempt.make(
+        lambda: transfer.imports.append(
+            memory.import_session(session_id, export, append=how is not None)
+        )
+    )
+
+
+@when("the app imports this export into the session:")
+def app_imports_text(
+    memory: MemoryService, session_id: str, attempt: Attempt, docstring: str
+) -> None:
+    """The app imports this JSON Lines text into the current session.
+
+    When the app imports this export into the session:
+    """
+    attempt.make(lambda: memory.import_session(session_id, docstring + "\n"))
+
+
+@then(parsers.parse('session "{name}" holds exactly what session "{other}" holds'))
+def sessions_identical(memory: MemoryService, name: str, other: str) -> None:
+    """Both sessions hold the same messages (ids, times, tool calls) and metadata.
+
+    Then session "paris-copy" holds exactly what session "paris" holds
+    """
+    copy, original = memory.export_session(name), memory.export_session(other)
+    header = {"session_id": name}
+    assert original.count("\n") > 1, f'session "{other}" holds no message'
+    expect_text(
+        f'session "{name}"',
+        [json.loads(line) for line in copy.splitlines()],
+        [
+            json.loads(line) | (header if n == 0 else {})
+            for n, line in enumerate(original.splitlines())
+        ],
+    )
+
+
+@then(parsers.re(r"the import skipped (?P<count>\d+) messages?"), converters={"count": int})
+def import_skipped(transfer: Transfer, count: int) -> None:
+    """The last import left out this many messages, whose ids the session already held.
+
+    Then the import skipped 1 message
+    """
+    assert transfer.imports, "no import succeeded"
+    assert len(transfer.imports[-1].skipped) == count, transfer.imports[-1]
