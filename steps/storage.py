@@ -24,6 +24,8 @@ expected key with that namespace in place of ``chat`` (and nothing else).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 import redis
 from pytest_bdd import given, parsers, then
@@ -31,6 +33,7 @@ from pytest_bdd import given, parsers, then
 from chat_memory import DEFAULT_NAMESPACE, MemoryService, WrongKeyTypeError
 
 from ._backends import RedisClient, scenario_keys
+from ._tables import reads_table, rows
 from .conversation import Attempt
 
 
@@ -234,6 +237,36 @@ def _stored_keys(redis_client: RedisClient, memory: MemoryService, session_id: s
     keys = [key for key in memory.keys.all(session_id) if redis_client.exists(key)]
     assert memory.keys.history(session_id) in keys, f'session "{session_id}" has no history'
     return keys
+
+
+@then(parsers.parse('the key "{key}" holds the hash:'))
+@reads_table("field", "value")
+def key_holds_hash(
+    redis_client: RedisClient, namespace: str, key: str, datatable: Sequence[Sequence[str]]
+) -> None:
+    """The key is a hash with exactly these fields and values.
+
+    Then the key "chat:session:{alice}:meta" holds the hash:
+    """
+    stored = redis_client.hgetall(_in_scenario_namespace(key, namespace))
+    actual = {_text(field): _text(value) for field, value in stored.items()}
+    assert actual == {r["field"]: r["value"] for r in rows(datatable, ("field", "value"))}
+
+
+@then(parsers.parse('the key "{key}" holds the sorted set:'))
+@reads_table("member", "score")
+def key_holds_sorted_set(
+    redis_client: RedisClient, namespace: str, key: str, datatable: Sequence[Sequence[str]]
+) -> None:
+    """The key is a sorted set with exactly these members and scores, lowest score first.
+
+    Then the key "chat:user:{ada}:sessions" holds the sorted set:
+    """
+    stored: list[tuple[bytes, float]] = redis_client.zrange(  # type: ignore[assignment]
+        _in_scenario_namespace(key, namespace), 0, -1, withscores=True
+    )
+    actual = [{"member": _text(member), "score": f"{score:.0f}"} for member, score in stored]
+    assert actual == rows(datatable, ("member", "score"))
 
 
 @then("nothing is stored")

@@ -60,10 +60,12 @@ def session_exported(memory: MemoryService, session_id: str, transfer: Transfer)
     transfer.export = memory.export_session(session_id)
 
 
+@given(parsers.parse('the export was imported as session "{name}"'))
 @when(parsers.parse('the export is imported as session "{name}"'))
 def export_imported_as(memory: MemoryService, transfer: Transfer, name: str) -> None:
     """The app imports the last export as a new session.
 
+    Given the export was imported as session "paris-copy"
     When the export is imported as session "paris-copy"
     """
     assert transfer.export is not None, "no step exported a session"
@@ -115,6 +117,16 @@ def sessions_identical(memory: MemoryService, name: str, other: str) -> None:
             for n, line in enumerate(original.splitlines())
         ],
     )
+
+
+@then("the export is:")
+def export_is(transfer: Transfer, docstring: str) -> None:
+    """The last export is exactly this text, line for line.
+
+    Then the export is:
+    """
+    assert transfer.export is not None, "no step exported a session"
+    assert transfer.export == docstring + "\n", transfer.export
 
 
 @then(parsers.re(r"the import skipped (?P<count>\d+) messages?"), converters={"count": int})

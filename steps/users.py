@@ -18,6 +18,7 @@ user "ada" is not the session "paris" the other steps talk in.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -27,9 +28,10 @@ from pytest_bdd import given, parsers, then, when
 
 from chat_memory import ForgetResult, MemoryService, SessionInfo
 
-from ._backends import RedisClient, scenario_keys
+from ._backends import ClientRecipe, RedisClient, scenario_keys
 from ._compare import expect_messages, expect_text
 from ._tables import MESSAGE_COLUMNS, messages, reads_json, reads_table, rows
+from .sessions import MemorySettings
 
 LISTING_COLUMNS = ("session", "title", "messages", "created", "last active")
 
@@ -41,6 +43,7 @@ class Users:
     listing: list[SessionInfo] = field(default_factory=list)
     listed: bool = False
     forgotten: list[ForgetResult] = field(default_factory=list)
+    anomalies: list[str] = field(default_factory=list)
 
 
 @pytest.fixture
@@ -134,6 +137,82 @@ def sessions_page_listed(
     """
     scoped = memory.for_user(user)
     users.listing, users.listed = scoped.list_sessions(limit=size, offset=(page - 1) * size), True
+
+
+@when(
+    parsers.parse(
+        '{workers:d} workers each send {count:d} messages twice to a session of user "{user}"'
+    )
+)
+def workers_write_user_sessions(
+    client_recipe: ClientRecipe,
+    memory_settings: MemorySettings,
+    namespace: str,
+    users: Users,
+    workers: int,
+    count: int,
+    user: str,
+) -> None:
+    """App workers (threads, a client each) write at once, while a reader lists the sessions.
+
+    Every message is sent twice with its id, as a retry would. The reader
+    notes any listing that shows a session twice or a session losing messages.
+
+    When 8 workers each send 10 messages twice to a session of user "ada"
+    """
+    settings = memory_settings.service_settings()
+
+    def scoped() -> tuple[MemoryService, RedisClient]:
+        client = client_recipe.sync()
+        return MemoryService(client, namespace=namespace, **settings).for_user(user), client
+
+    def write(worker: int) -> None:
+        memory, client = scoped()
+        for n in range(count):
+            for _ in range(2):
+                memory.add_message(f"w{worker}", "user", f"{n}", message_id=f"w{worker}-{n}")
+        client.close()
+
+    done = threading.Event()
+
+    def read() -> None:
+        memory, client = scoped()
+        most: dict[str, int] = {}
+        while not done.is_set():
+            listing = memory.list_sessions(limit=1000)
+            names = [s.session_id for s in listing]
+            if len(names) != len(set(names)):
+                users.anomalies.append(f"a session listed twice: {names}")
+            for info in listing:
+                if info.message_count < most.get(info.session_id, 0):
+                    users.anomalies.append(f"{info.session_id} lost messages: {info}")
+                most[info.session_id] = info.message_count
+        client.close()
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    threads = [threading.Thread(target=write, args=(w,)) for w in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    done.set()
+    reader.join()
+
+
+@then(parsers.parse('user "{user}" has {workers:d} sessions listed, each with {count:d} messages'))
+def user_sessions_listed_with(
+    memory: MemoryService, users: Users, user: str, workers: int, count: int
+) -> None:
+    """The final listing holds every worker's session once, whole; no listing misbehaved.
+
+    Then user "ada" has 8 sessions listed, each with 10 messages
+    """
+    listing = memory.for_user(user).list_sessions(limit=1000)
+    assert sorted((s.session_id, s.message_count) for s in listing) == sorted(
+        (f"w{w}", count) for w in range(workers)
+    )
+    assert users.anomalies == [], users.anomalies
 
 
 @then("the sessions listed are:")
@@ -267,6 +346,21 @@ def user_has_nothing(
     prefix = memory.for_user(user).keys.session_prefix().rsplit(":session:", 1)[0]
     left = [k for k in scenario_keys(redis_client, namespace) if k.decode().startswith(prefix)]
     assert left == [], f'keys of user "{user}" are left: {left}'
+
+
+@then(parsers.parse('every key of user "{user}" expires in {seconds:d} seconds'))
+def user_keys_expire_in(
+    memory: MemoryService, redis_client: RedisClient, namespace: str, user: str, seconds: int
+) -> None:
+    """Every key of the user, the index included, carries this time to live.
+
+    Then every key of user "ada" expires in 1800 seconds
+    """
+    prefix = memory.for_user(user).keys.session_prefix().rsplit(":session:", 1)[0]
+    keys = [k for k in scenario_keys(redis_client, namespace) if k.decode().startswith(prefix)]
+    assert len(keys) == 5, f"expected a session's 4 keys and the index, found {keys}"
+    remaining = [int(redis_client.pttl(key)) / 1000 for key in keys]
+    assert remaining == [pytest.approx(seconds, abs=1)] * len(keys)
 
 
 @then(parsers.parse('all of user "{user}"\'s keys are in one hash slot'))

@@ -24,6 +24,35 @@ Feature: Least privilege
       When the session is cleared
       Then the context is empty
 
+    Scenario: Users' sessions are listed, moved and compacted under a user allowed only what the README lists
+      Given the memory runs as a Redis user allowed only what the README lists
+      And sessions expire after 30 minutes of inactivity
+      And user "ada" said "hello" in session "paris"
+      And user "ada" gave session "paris" the title "Paris trip"
+      And user "ada" said "hi" in session "rome"
+      And a new session "alice"
+      And the user said "one"
+      And the user said "two"
+      And the session was exported
+      And the export was imported as session "alice-copy"
+      And the session was compacted, keeping the newest 1 message
+      When the sessions of user "ada" are listed
+      Then the sessions listed are "rome" and "paris"
+      And session "paris" of user "ada" has this metadata:
+        """
+        {"title": "Paris trip"}
+        """
+
+    Scenario: A user's sessions are cleared and erased under a user allowed only what the README lists
+      Given the memory runs as a Redis user allowed only what the README lists
+      And sessions expire after 30 minutes of inactivity
+      And user "ada" said "hello" in session "paris"
+      And user "ada" said "hi" in session "rome"
+      When user "ada" clears session "rome"
+      And user "ada" is forgotten
+      Then the erasure removed the sessions "paris"
+      And the server holds no key at all
+
   Rule: Anything beyond those permissions is refused, and nothing is written
 
     Scenario: The memory's user cannot write into another namespace

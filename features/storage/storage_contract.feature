@@ -77,3 +77,48 @@ Feature: Storage contract
       Given a new session "alice"
       When the user says "hello"
       Then the session's keys never expire
+
+  Rule: A user's sessions live under the user's hash tag, listed in an index by last activity
+
+    Scenario: A user's session, its metadata hash and the index are stored under the user's keys
+      Given the time is 2026-12-02 10:00:00 UTC
+      When user "ada@example.com" says "hello" in session "paris/1"
+      Then the key "chat:user:{ada@example.com}:sessions" holds the sorted set:
+        | member    | score         |
+        | paris%2F1 | 1796205600000 |
+      And the key "chat:user:{ada@example.com}:session:paris%2F1:meta" holds the hash:
+        | field      | value         |
+        | created_at | 1796205600000 |
+
+    Scenario: Every key of a user's expiring session, and the index, carry its time to live
+      Given sessions expire after 30 minutes of inactivity
+      When user "ada" says "hello" in session "paris"
+      Then every key of user "ada" expires in 1800 seconds
+
+  Rule: Metadata is one JSON field of the session's meta hash; an export is JSON Lines
+
+    Scenario: A session's metadata is stored as compact UTF-8 JSON
+      Given a new session "alice"
+      And the user said "hello"
+      And the session has this metadata:
+        """
+        {"title": "Été à Paris", "pinned": true}
+        """
+      Then the key "chat:session:{alice}:meta" holds the hash:
+        | field | value                                |
+        | doc   | {"title":"Été à Paris","pinned":true} |
+
+    Scenario: An export is a header line, then each message as stored
+      Given the time is 2026-12-02 10:00:00 UTC
+      And a new session "alice"
+      And the user sent message "m-1" saying "hi"
+      And the session has this metadata:
+        """
+        {"title": "T"}
+        """
+      When the session is exported
+      Then the export is:
+        """
+        {"chat_memory_export":1,"session_id":"alice","metadata":{"title":"T"}}
+        {"v":1,"id":"m-1","role":"user","content":"hi","created_at":1796205600.0}
+        """

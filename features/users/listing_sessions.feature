@@ -95,6 +95,10 @@ Feature: A user's sessions, listed
         | rome    |       | 1        | 2026-12-01 09:05:00 | 2026-12-01 09:05:00 |
         | paris   |       | 1        | 2026-12-01 09:00:00 | 2026-12-01 09:00:00 |
 
+    Scenario: Concurrent writers and retries never make the list show a session twice or lose one
+      When 8 workers each send 10 messages twice to a session of user "ada"
+      Then user "ada" has 8 sessions listed, each with 10 messages
+
   Rule: A session's metadata is stored with it, and expires with it
 
     Scenario: Metadata reads back exactly

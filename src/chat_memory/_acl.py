@@ -43,6 +43,8 @@ ACL_COMMANDS: Final = (
     "zrange",
     "zrevrange",
     "zcard",
+    "lpush",
+    "lindex",
 )
 """Every command the memory sends or runs in its script, in ACL spelling."""
 
