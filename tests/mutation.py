@@ -400,8 +400,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory(prefix="chat-memory-mutation-") as tmp:
+        # One snapshot of the working tree, taken now: every pass mutates the same code,
+        # however the checkout changes while the run goes on.
+        snapshot = Path(tmp) / "snapshot"
+        copy_tree(snapshot)
         features_dir = Path(tmp) / "fakeredis"
-        copy_tree(features_dir)
+        shutil.copytree(snapshot, features_dir)
         names: list[str] = []
         if args.sample or args.module:
             # A first, cheap pass lists the mutants; then only the chosen ones run.
@@ -439,7 +443,7 @@ def main(argv: list[str] | None = None) -> int:
         alive = [m for m in report.mutants if m.features not in KILLED]
         if alive:
             server_dir = Path(tmp) / "redis-server"
-            copy_tree(server_dir)
+            shutil.copytree(snapshot, server_dir)
             with running_stub() as stub:
                 llm = {"LLM_BASE_URL": stub.base_url, "LLM_API_KEY": "stub", "LLM_MODEL": "stub"}
                 codes = run_mutmut(
@@ -454,7 +458,7 @@ def main(argv: list[str] | None = None) -> int:
         alive = [m for m in alive if m.server not in KILLED]
         if alive and not args.acceptance_only:
             unit_dir = Path(tmp) / "with-unit"
-            copy_tree(unit_dir)
+            shutil.copytree(snapshot, unit_dir)
             codes = run_mutmut(
                 unit_dir, [m.name for m in alive], pytest_args=[], tests=["tests/unit/"], env={}
             )

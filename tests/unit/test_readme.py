@@ -3,7 +3,10 @@
 import re
 from pathlib import Path
 
-from chat_memory import acl_rules, exceptions
+import fakeredis
+import pytest
+
+from chat_memory import MemoryService, acl_rules, exceptions
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 
@@ -35,3 +38,14 @@ def test_every_sentence_in_the_readme_step_table_exists() -> None:
         if not any(d.matches(step) for d in definitions):
             missing.append(sentence)
     assert missing == []
+
+
+def test_the_readme_users_example_runs_as_written(capsys: pytest.CaptureFixture[str]) -> None:
+    start = README.index('ada = memory.for_user("ada")')
+    example = README[start : README.index("```", start)]
+    memory = MemoryService(fakeredis.FakeRedis())
+    exec(example, {"memory": memory})
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("paris Paris trip 1 ")
+    assert printed[1] == "['paris'] 4"
+    assert memory.get_context("paris-copy") == [{"role": "user", "content": "Plan my Paris trip"}]
