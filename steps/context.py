@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import pytest
 from pytest_bdd import parsers, then
 
-from chat_memory import ChatMemoryError, CorruptEntryError, MemoryService
+from chat_memory import CorruptEntryError, MemoryService
 
 from ._compare import expect_count, expect_messages, expect_text
 from ._tables import MESSAGE_COLUMNS, exchange, messages, reads_json, reads_table
@@ -118,17 +118,6 @@ def context_is_json(memory: MemoryService, session_id: str, docstring: str) -> N
     Then the context is this JSON:
     """
     expect_text(_the_context(session_id), memory.get_context(session_id), json.loads(docstring))
-
-
-@then(parsers.parse('loading the context fails with the reason "{reason}"'))
-def context_fails_with(memory: MemoryService, session_id: str, reason: str) -> None:
-    """Loading the context raises the memory's error, whose message says this.
-
-    Then loading the context fails with the reason "holds a string"
-    """
-    with pytest.raises(ChatMemoryError) as failure:
-        memory.get_context(session_id)
-    assert reason in str(failure.value), f"the error was: {failure.value}"
 
 
 @then(parsers.parse("the context within {tokens:d} tokens is:"))

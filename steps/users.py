@@ -90,7 +90,6 @@ def user_sends_with_id(
 
 
 @given(parsers.parse('user "{user}" gave session "{name}" the title "{title}"'))
-@when(parsers.parse('user "{user}" gives session "{name}" the title "{title}"'))
 def user_titles_session(memory: MemoryService, user: str, name: str, title: str) -> None:
     """The app stores a title in the session's metadata.
 

@@ -41,7 +41,7 @@ BREAKS = {
     "script: history trimmed to the ids window": ("append.lua", "'LTRIM', KEYS[1], '-' .. ARGV[1], '-1'", "'LTRIM', KEYS[1], '-' .. ARGV[3], '-1'"),
     "script: conflicting content accepted": ("append.lua", "return redis.error_reply('CHATMEM_CONFLICT ' .. ((i - 3) / 3))", "outcome[#outcome + 1] = stored"),
     "dict id dropped": ("_message.py", "        id=data.get(\"id\"),", "        id=None,"),
-    "leak between sessions": ("_keys.py", "return quote(session_id,", "return quote(session_id.lower(),"),
+    "leak between sessions": ("_keys.py", "return quote(value,", "return quote(value.lower(),"),
     "corrupt entry skipped": ("_core.py", "raise CorruptEntryError(session_id, position, str(exc)) from exc", "continue"),
     "bad role accepted": ("_message.py", "message.role not in ROLES", "message.role not in ROLES | {'wizard', 'User', 'developer'}"),
     "prompt drops the oldest remembered message": ("_chat.py", "[m.to_chat() for m in history]", "[m.to_chat() for m in history[1:]]"),
