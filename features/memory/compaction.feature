@@ -68,6 +68,23 @@ Feature: Compacting a long session
         ]
         """
 
+    Scenario: A compaction racing an append that trims the history loses nothing
+      Given the history limit is 3 messages
+      And the session remembers:
+        | role      | content          |
+        | user      | I am Ada.        |
+        | assistant | Hello Ada.       |
+        | user      | I live in Paris. |
+      When the session is compacted while the user says "And I love museums.", keeping the newest 1 message
+      Then the compaction folded 2 messages
+      And the context is this JSON:
+        """
+        [
+          {"role": "system", "content": "Summary: Hello Ada. / I live in Paris.", "name": "summary"},
+          {"role": "user", "content": "And I love museums."}
+        ]
+        """
+
   Rule: The summary reaches the prompt first, and counts like any message
 
     Scenario: The summary reaches the prompt before the newest messages

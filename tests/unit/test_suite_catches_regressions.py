@@ -39,6 +39,14 @@ BREAKS = {
     "script: key type checks dropped": ("append.lua", "if found ~= 'none' and found ~= types[i] then", "if false then"),
     "script: only the history gets the TTL": ("append.lua", "      redis.call('PEXPIRE', KEYS[i], ARGV[2])", "      if i == 1 then redis.call('PEXPIRE', KEYS[i], ARGV[2]) end"),
     "script: history trimmed to the ids window": ("append.lua", "'LTRIM', KEYS[1], '-' .. ARGV[1], '-1'", "'LTRIM', KEYS[1], '-' .. ARGV[3], '-1'"),
+    "users: the append script leaves the index alone": ("append.lua", "    redis.call('ZADD', KEYS[5], ARGV[4], ARGV[5])\n", ""),
+    "users: expired sessions still listed": ("sessions.lua", "if redis.call('EXISTS', keys[4]) == 0 then", "if false then"),
+    "users: erasure leaves the metadata behind": ("sessions.lua", "return {p .. ':history', p .. ':ids', p .. ':seen', p .. ':meta'}", "return {p .. ':history', p .. ':ids', p .. ':seen'}"),
+    # Equivalent, so not a break: clearing a user's session without its ZREM still never lists
+    # it, because every listing drops the index entries of sessions whose keys are gone.
+    "compaction without its optimistic check": ("sessions.lua", "    return 0\n", ""),
+    "import overwrites a session in use": ("_ops.py", "if (entries or doc) and not append:", "if False:"),
+    "metadata never expires": ("sessions.lua", "      redis.call('PEXPIRE', KEYS[i], ARGV[3])\n    end\n  end\n  if KEYS[5] then\n    if ARGV[3] == '0' then", "      redis.call('PERSIST', KEYS[i])\n    end\n  end\n  if KEYS[5] then\n    if ARGV[3] == '0' then"),
     "script: conflicting content accepted": ("append.lua", "return redis.error_reply('CHATMEM_CONFLICT ' .. ((i - 3) / 3))", "outcome[#outcome + 1] = stored"),
     "dict id dropped": ("_message.py", "        id=data.get(\"id\"),", "        id=None,"),
     "leak between sessions": ("_keys.py", "return quote(value,", "return quote(value.lower(),"),
