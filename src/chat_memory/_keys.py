@@ -92,7 +92,8 @@ class KeyLayout:
         return f"{self._user_prefix()}:session:"
 
     def for_user(self, user_id: str) -> KeyLayout:
-        """Return the layout of ``user_id``'s sessions in this namespace."""
+        """Return the layout of ``user_id``'s sessions in this namespace (None is refused)."""
+        _encode_id("user id", user_id, MAX_USER_ID_CHARS, InvalidInputError)
         return KeyLayout(self.namespace, user_id)
 
     def pattern(self) -> str:
