@@ -123,3 +123,18 @@ Feature: Compacting a long session
         | user | three   |
         | user | four    |
         | user | five    |
+
+    Scenario: A prompt budget counts the summary like any message
+      Given tokens are counted one per word
+      And the prompt budget is 6 tokens
+      And the session remembers:
+        | role      | content        |
+        | user      | one two        |
+        | assistant | three four     |
+        | user      | five six seven |
+      And the session was compacted, keeping the newest 1 message
+      When the user asks "eight?"
+      Then the model was prompted with:
+        | role | content        |
+        | user | five six seven |
+        | user | eight?         |
