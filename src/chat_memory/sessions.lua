@@ -31,6 +31,38 @@ local function keys_of(prefix, member)
   return {p .. ':history', p .. ':ids', p .. ':seen', p .. ':meta'}
 end
 
+-- The commands that give the session's keys (and the index) the TTL ttl ('0': none).
+local function expiry_commands(commands, ttl)
+  for i = 1, #KEYS do
+    if ttl == '0' then
+      commands[#commands + 1] = {'PERSIST', KEYS[i]}
+    else
+      commands[#commands + 1] = {'PEXPIRE', KEYS[i], ttl}
+    end
+  end
+  return commands
+end
+
+-- Gives the session's keys the TTL ttl ('0': none). With index_ttl (the index's
+-- PTTL before this write), the user's index gets a TTL no shorter than any of
+-- its sessions', and none while one of them never expires.
+local function expire(ttl, index_ttl)
+  for i = 1, 4 do
+    if ttl == '0' then
+      redis.call('PERSIST', KEYS[i])
+    else
+      redis.call('PEXPIRE', KEYS[i], ttl)
+    end
+  end
+  if KEYS[5] and index_ttl then
+    if ttl == '0' then
+      redis.call('PERSIST', KEYS[5])
+    elseif index_ttl == -2 or (index_ttl >= 0 and index_ttl < tonumber(ttl)) then
+      redis.call('PEXPIRE', KEYS[5], ttl)
+    end
+  end
+end
+
 local function check(types)
   for i, wanted in ipairs(types) do
     if KEYS[i] then
@@ -109,14 +141,7 @@ if op == 'clear' then
 end
 
 if op == 'meta' then
-  local commands = {{'HSET', KEYS[4], 'doc', 'd'}}
-  for i = 1, #KEYS do
-    if ARGV[3] == '0' then
-      commands[#commands + 1] = {'PERSIST', KEYS[i]}
-    else
-      commands[#commands + 1] = {'PEXPIRE', KEYS[i], ARGV[3]}
-    end
-  end
+  local commands = expiry_commands({{'HSET', KEYS[4], 'doc', 'd'}}, ARGV[3])
   if KEYS[5] then
     commands[#commands + 1] = {'ZADD', KEYS[5], 'NX', '0', 'm'}
     commands[#commands + 1] = {'HSETNX', KEYS[4], 'created_at', '0'}
@@ -131,20 +156,7 @@ if op == 'meta' then
     index_ttl = redis.call('PTTL', KEYS[5])
     redis.call('ZADD', KEYS[5], 'NX', ARGV[4], ARGV[2])
   end
-  for i = 1, 4 do
-    if ARGV[3] == '0' then
-      redis.call('PERSIST', KEYS[i])
-    else
-      redis.call('PEXPIRE', KEYS[i], ARGV[3])
-    end
-  end
-  if KEYS[5] then
-    if ARGV[3] == '0' then
-      redis.call('PERSIST', KEYS[5])
-    elseif index_ttl == -2 or (index_ttl >= 0 and index_ttl < tonumber(ARGV[3])) then
-      redis.call('PEXPIRE', KEYS[5], ARGV[3])
-    end
-  end
+  expire(ARGV[3], index_ttl)
   return 1
 end
 
@@ -155,17 +167,10 @@ if op == 'export' then
 end
 
 if op == 'compact' then
-  local commands = {
+  local commands = expiry_commands({
     {'LTRIM', KEYS[1], '0', '-1'}, {'LPUSH', KEYS[1], 'e'}, {'RPUSH', KEYS[2], 'id'},
     {'HSET', KEYS[3], 'id', 'fp'}, {'LTRIM', KEYS[2], '0', '-1'}, {'HDEL', KEYS[3], 'id'},
-  }
-  for i = 1, 4 do
-    if ARGV[3] == '0' then
-      commands[#commands + 1] = {'PERSIST', KEYS[i]}
-    else
-      commands[#commands + 1] = {'PEXPIRE', KEYS[i], ARGV[3]}
-    end
-  end
+  }, ARGV[3])
   local refused = allowed(commands) or check(types)
   if refused then return refused end
   -- The optimistic check: the history is still exactly as it was read.
@@ -184,13 +189,7 @@ if op == 'compact' then
     redis.call('HDEL', KEYS[3], unpack(redis.call('LRANGE', KEYS[2], 0, excess - 1)))
     redis.call('LTRIM', KEYS[2], excess, -1)
   end
-  for i = 1, 4 do
-    if ARGV[3] == '0' then
-      redis.call('PERSIST', KEYS[i])
-    else
-      redis.call('PEXPIRE', KEYS[i], ARGV[3])
-    end
-  end
+  expire(ARGV[3], nil)
   return 1
 end
 

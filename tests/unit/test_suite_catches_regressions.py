@@ -46,7 +46,7 @@ BREAKS = {
     # it, because every listing drops the index entries of sessions whose keys are gone.
     "compaction without its optimistic check": ("sessions.lua", "    return 0\n", ""),
     "import overwrites a session in use": ("_ops.py", "if (entries or doc) and not append:", "if False:"),
-    "metadata never expires": ("sessions.lua", "      redis.call('PEXPIRE', KEYS[i], ARGV[3])\n    end\n  end\n  if KEYS[5] then\n    if ARGV[3] == '0' then", "      redis.call('PERSIST', KEYS[i])\n    end\n  end\n  if KEYS[5] then\n    if ARGV[3] == '0' then"),
+    "metadata never expires": ("sessions.lua", "  expire(ARGV[3], index_ttl)\n", "  expire('0', index_ttl)\n"),
     "script: conflicting content accepted": ("append.lua", "return redis.error_reply('CHATMEM_CONFLICT ' .. ((i - 3) / 3))", "outcome[#outcome + 1] = stored"),
     "dict id dropped": ("_message.py", "        id=data.get(\"id\"),", "        id=None,"),
     "leak between sessions": ("_keys.py", "return quote(value,", "return quote(value.lower(),"),
