@@ -13,13 +13,21 @@ folded messages' texts, joined by " / ", so a scenario can say what it holds.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from chat_memory import CompactResult, MemoryService, Message
+from chat_memory import (
+    SUMMARY_NAME,
+    CompactionConflictError,
+    CompactResult,
+    MemoryService,
+    Message,
+)
 
 from ._backends import RedisClient
+from .conversation import Attempt
 from .sessions import MemorySettings
 
 
@@ -88,6 +96,74 @@ def session_compacted_during_append(
     summarizer: Callable[[list[Message]], str] = slow_summarize
     compactions.append(memory.compact(session_id, summarizer, keep_last=keep))
     assert arrived, "the other worker's message was not sent"
+
+
+@when("the session is compacted while the user keeps talking")
+def session_compacted_while_talking(
+    memory: MemoryService,
+    redis_client: RedisClient,
+    memory_settings: MemorySettings,
+    namespace: str,
+    session_id: str,
+    attempt: Attempt,
+    summaries: list[int],
+) -> None:
+    """Another app worker appends a message during every summary, so the session never settles.
+
+    When the session is compacted while the user keeps talking
+    """
+    other_worker = MemoryService(
+        redis_client, namespace=namespace, **memory_settings.service_settings()
+    )
+
+    def busy_summarize(messages: list[Message]) -> str:
+        summaries.append(len(messages))
+        other_worker.add_message(session_id, "user", f"one more thing ({len(summaries)})")
+        return summarize(messages)
+
+    attempt.make(lambda: memory.compact(session_id, busy_summarize, keep_last=1))
+
+
+@when("the session is compacted by a summarizer that returns nothing")
+def session_compacted_by_empty_summarizer(
+    memory: MemoryService, session_id: str, attempt: Attempt
+) -> None:
+    """The app's summarizer (a model call) comes back empty.
+
+    When the session is compacted by a summarizer that returns nothing
+    """
+    attempt.make(lambda: memory.compact(session_id, lambda _: "", keep_last=1))
+
+
+@pytest.fixture
+def summaries() -> list[int]:
+    """How many messages each summary of the scenario was asked to fold."""
+    return []
+
+
+@then(parsers.re(r"the compaction gave up after (?P<count>\d+) summaries, folding nothing"))
+def compaction_gave_up(attempt: Attempt, summaries: list[int], count: str) -> None:
+    """Every attempt found the session changed: the app is told, and nothing was folded.
+
+    Then the compaction gave up after 3 summaries, folding nothing
+    """
+    assert isinstance(attempt.error, CompactionConflictError), f"got {attempt.error!r}"
+    assert len(summaries) == int(count), summaries
+
+
+@then(parsers.parse("the summary is stored as sent at {moment:ti} UTC"))
+def summary_stored_at(
+    memory: MemoryService, session_id: str, compactions: list[CompactResult], moment: datetime
+) -> None:
+    """The summary, first in the history, carries the time the compaction made it.
+
+    Then the summary is stored as sent at 2026-12-02 10:05:00 UTC
+    """
+    first = memory.get_messages(session_id)[0]
+    assert compactions, "no step compacted a session"
+    expected = moment.replace(tzinfo=UTC).timestamp()
+    assert (first.name, first.created_at) == (SUMMARY_NAME, expected), first
+    assert compactions[-1].summary == first
 
 
 @then(parsers.re(r"the compaction folded (?P<count>\d+) messages?"), converters={"count": int})

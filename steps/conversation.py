@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -378,3 +379,21 @@ def message_accepted(attempt: Attempt) -> None:
     """
     assert attempt.made, "no step tried to send a message"
     assert attempt.error is None, f"the message was refused: {attempt.error}"
+
+
+@then(parsers.parse('message "{message_id}" is stored once, sent at {moment:ti} UTC'))
+def stored_once_at(
+    memory: MemoryService, session_id: str, sent: list[Message], message_id: str, moment: datetime
+) -> None:
+    """The session holds the message once, at its first time; every send had that answer.
+
+    A retry is answered with the stored version, whatever time it was sent again.
+
+    Then message "m-1" is stored once, sent at 2026-12-02 10:00:00 UTC
+    """
+    first = moment.replace(tzinfo=UTC).timestamp()
+    stored = [m.created_at for m in memory.get_messages(session_id) if m.id == message_id]
+    answered = [m.created_at for m in sent if m.id == message_id]
+    assert stored == [first], f"stored at {stored}, not once at {first}"
+    assert answered, f'no step sent message "{message_id}"'
+    assert set(answered) == {first}, f"the sends were answered with {answered}"

@@ -82,10 +82,9 @@ def app_imports_export(
     """
     export = transfer.export
     assert export is not None, "no step exported a session"
+    options = {"append": True} if how else {}  # without it, the library's default
     attempt.make(
-        lambda: transfer.imports.append(
-            memory.import_session(session_id, export, append=how is not None)
-        )
+        lambda: transfer.imports.append(memory.import_session(session_id, export, **options))
     )
 
 

@@ -235,6 +235,25 @@ def sessions_listed_are(users: Users, datatable: Sequence[Sequence[str]]) -> Non
     expect_messages("the listing", actual, rows(datatable, LISTING_COLUMNS))
 
 
+@when(parsers.parse('the first page of the sessions of user "{user}" is listed'))
+def first_page_listed(memory: MemoryService, users: Users, user: str) -> None:
+    """The app lists the user's sessions with the default page size.
+
+    When the first page of the sessions of user "ada" is listed
+    """
+    users.listing, users.listed = memory.for_user(user).list_sessions(), True
+
+
+@then(parsers.re(r"(?P<count>\d+) sessions? (?:is|are) listed"), converters={"count": int})
+def count_listed(users: Users, count: int) -> None:
+    """The listing holds this many sessions.
+
+    Then 20 sessions are listed
+    """
+    assert users.listed, "no step listed a user's sessions"
+    assert len(users.listing) == count, [s.session_id for s in users.listing]
+
+
 @then(parsers.parse("the sessions listed are {names}"))
 def sessions_listed_named(users: Users, names: str) -> None:
     """The listing shows exactly these sessions, in this order.

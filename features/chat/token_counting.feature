@@ -18,6 +18,7 @@ Feature: Counting tokens without a tokenizer
         | Nine ASCII characters         | {"role": "user", "content": "123456789"}                                                                                       | 7      |
         | Chinese                       | {"role": "user", "content": "你好世界"}                                                                                         | 8      |
         | English and Chinese           | {"role": "user", "content": "Hi 你好"}                                                                                          | 7      |
+        | Five characters beyond ASCII  | {"role": "user", "content": "\\u0080\\u0080\\u0080\\u0080\\u0080"}                                                       | 9      |
         | An emoji with a skin tone     | {"role": "user", "content": "👋🏽"}                                                                                              | 6      |
         | A tool call                   | {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "weather", "arguments": "{}"}}]} | 7 |
         | A tool call with text         | {"role": "assistant", "content": "Checking", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "weather", "arguments": "{}"}}]} | 9 |
@@ -67,3 +68,21 @@ Feature: Counting tokens without a tokenizer
       And the context within 12 tokens is:
         | role      | content   |
         | assistant | 123456789 |
+
+    Scenario: The smallest budget, one token, still sends the new message
+      Given tokens are counted one per word
+      And the prompt budget is 1 tokens
+      And the session remembers:
+        | role | content |
+        | user | earlier |
+      When the user asks "Hi"
+      Then the model was prompted with:
+        | role | content |
+        | user | Hi      |
+
+    Scenario: A context within no tokens at all is empty
+      Given the session remembers:
+        | role | content |
+        | user | hello   |
+      Then the context within 0 tokens is:
+        | role | content |

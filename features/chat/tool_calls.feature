@@ -64,21 +64,23 @@ Feature: Tool calls
         | user | Umbrella? |
 
     Scenario: Results of parallel calls whose call the history limit dropped never reach the prompt
-      Given the history limit is 3 messages
+      Given the history limit is 4 messages
       When the app sends these chat messages:
         """
         [
-          {"role": "user", "content": "Weather in Paris and Rome?"},
+          {"role": "user", "content": "Weather in Paris, Rome and Oslo?"},
           {"role": "assistant", "content": null, "tool_calls": [
             {"id": "call-1", "type": "function", "function": {"name": "weather", "arguments": "Paris"}},
-            {"id": "call-2", "type": "function", "function": {"name": "weather", "arguments": "Rome"}}]},
+            {"id": "call-2", "type": "function", "function": {"name": "weather", "arguments": "Rome"}},
+            {"id": "call-3", "type": "function", "function": {"name": "weather", "arguments": "Oslo"}}]},
           {"role": "tool", "content": "18°C", "tool_call_id": "call-1", "name": "weather"},
           {"role": "tool", "content": "24°C", "tool_call_id": "call-2", "name": "weather"},
-          {"role": "assistant", "content": "Paris 18°C, Rome 24°C."}
+          {"role": "tool", "content": "3°C", "tool_call_id": "call-3", "name": "weather"},
+          {"role": "assistant", "content": "Paris 18°C, Rome 24°C, Oslo 3°C."}
         ]
         """
       And the user asks "Umbrella?"
       Then the model was prompted with:
-        | role      | content                |
-        | assistant | Paris 18°C, Rome 24°C. |
-        | user      | Umbrella?              |
+        | role      | content                          |
+        | assistant | Paris 18°C, Rome 24°C, Oslo 3°C. |
+        | user      | Umbrella?                        |

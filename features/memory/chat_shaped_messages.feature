@@ -78,6 +78,13 @@ Feature: Messages in the chat-completions shape
         | An empty tool name                        | {"role": "tool", "content": "18°C", "tool_call_id": "c", "name": ""}                                     | name must be 1 to 128 characters long                             |
         | A message id that is a number             | {"role": "user", "content": "hi", "id": 7}                                                               | message id must be a string, not int                              |
         | An empty message id                       | {"role": "user", "content": "hi", "id": ""}                                                              | message id must be 1 to 128 characters long                       |
+        | Half an emoji in the content              | {"role": "user", "content": "hi \\ud83d"}                                                               | the content of the user message is not valid UTF-8                |
+        | Half an emoji in the id                   | {"role": "user", "content": "hi", "id": "m-\\ud83d"}                                                    | the id of the user message is not valid UTF-8                     |
+        | Half an emoji in the id a result answers  | {"role": "tool", "content": "18", "tool_call_id": "c-\\ud83d"}                                          | the tool_call_id of the tool message is not valid UTF-8           |
+        | Half an emoji in a tool's name            | {"role": "tool", "content": "18", "tool_call_id": "c", "name": "w-\\ud83d"}                             | the name of the tool message is not valid UTF-8                   |
+        | Half an emoji in a tool call's id         | {"role": "assistant", "content": null, "tool_calls": [{"id": "c-\\ud83d", "function": {"name": "w", "arguments": "{}"}}]} | the tool call id of the assistant message is not valid UTF-8 |
+        | Half an emoji in a called tool's name     | {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "function": {"name": "w-\\ud83d", "arguments": "{}"}}]} | the tool name of the assistant message is not valid UTF-8 |
+        | Half an emoji in a tool call's arguments  | {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "function": {"name": "w", "arguments": "\\ud83d"}}]} | the tool arguments of the assistant message is not valid UTF-8 |
 
   Rule: Ids and session ids may be as long as documented, and no longer
 

@@ -138,3 +138,33 @@ Feature: Compacting a long session
         | role | content        |
         | user | five six seven |
         | user | eight?         |
+
+  Rule: A compaction that cannot finish says so and changes nothing
+
+    Scenario: A session that keeps changing is left whole after three tries
+      Given the session remembers:
+        | role      | content    |
+        | user      | I am Ada.  |
+        | assistant | Hello Ada. |
+      When the session is compacted while the user keeps talking
+      Then the compaction gave up after 3 summaries, folding nothing
+      And the context contains 5 messages
+
+    Scenario: A summarizer that returns nothing is refused, and nothing is folded
+      Given the session remembers:
+        | role      | content    |
+        | user      | I am Ada.  |
+        | assistant | Hello Ada. |
+      When the session is compacted by a summarizer that returns nothing
+      Then the message is refused with the reason "summarize must return the summary as non-empty text"
+      And the context contains 2 messages
+
+    Scenario: The summary carries the time it was made
+      Given the time is 2026-12-02 10:00:00 UTC
+      And the session remembers:
+        | role      | content    |
+        | user      | I am Ada.  |
+        | assistant | Hello Ada. |
+      And 5 minutes passed
+      When the session is compacted, keeping the newest 1 message
+      Then the summary is stored as sent at 2026-12-02 10:05:00 UTC

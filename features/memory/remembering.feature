@@ -97,3 +97,12 @@ Feature: Remembering a session
       And the user and the assistant exchanged 4 messages
       When the last message is sent again
       Then the context is messages 3 to 4 of the exchange
+
+  Rule: A retried message is answered with the stored version, never stored again
+
+    Scenario: A message sent again minutes later keeps its first time
+      Given the time is 2026-12-02 10:00:00 UTC
+      And the user sent message "m-1" saying "Book a table for two."
+      And 5 minutes passed
+      When the user sends message "m-1" saying "Book a table for two."
+      Then message "m-1" is stored once, sent at 2026-12-02 10:00:00 UTC

@@ -129,3 +129,22 @@ Feature: A user's sessions, listed
       Given user "ada" said "hello" in session "paris"
       And user "ada" said "hi" in session "rome"
       Then all of user "ada"'s keys are in one hash slot
+
+  Rule: A listing shows 20 sessions unless asked for more
+
+    Scenario: The first page holds the 20 most recent sessions
+      Given user "ada" has 21 sessions
+      When the first page of the sessions of user "ada" is listed
+      Then 20 sessions are listed
+
+  Rule: A session titled before its first message is listed from then on
+
+    Scenario: A session created by its title is listed with the time it was titled
+      Given the time is 2026-12-01 09:00:00 UTC
+      And user "ada" gave session "plans" the title "Summer plans"
+      And 5 minutes passed
+      And user "ada" said "hello" in session "plans"
+      When the sessions of user "ada" are listed
+      Then the sessions listed are:
+        | session | title        | messages | created             | last active         |
+        | plans   | Summer plans | 1        | 2026-12-01 09:00:00 | 2026-12-01 09:05:00 |
