@@ -106,3 +106,11 @@ Feature: Remembering a session
       And 5 minutes passed
       When the user sends message "m-1" saying "Book a table for two."
       Then message "m-1" is stored once, sent at 2026-12-02 10:00:00 UTC
+
+    Scenario: A retry through a client that decodes responses as text keeps the first time too
+      Given the memory's client decodes responses as text
+      And the time is 2026-12-02 10:00:00 UTC
+      And the user sent message "m-1" saying "Book a table for two."
+      And 5 minutes passed
+      When the user sends message "m-1" saying "Book a table for two."
+      Then message "m-1" is stored once, sent at 2026-12-02 10:00:00 UTC

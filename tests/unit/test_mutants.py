@@ -136,3 +136,20 @@ def test_a_chat_dict_keeps_every_field() -> None:
 def test_a_time_that_is_not_finite_is_refused(when: float) -> None:
     with pytest.raises(InvalidContentError, match="finite"):
         Message("user", "hi", id="m", created_at=when)
+
+
+def test_the_default_counter_takes_tool_calls_without_a_name_or_arguments() -> None:
+    # approximate_tokens is public: a hand-built dict may leave out what to_chat() always has.
+    bare = {"role": "assistant", "content": None, "tool_calls": [{"id": "c"}]}
+    assert approximate_tokens(bare) == 4
+    named = {"role": "assistant", "content": None, "tool_calls": [{"function": {"name": "abcd"}}]}
+    assert approximate_tokens(named) == 5
+    args = {"role": "assistant", "content": None, "tool_calls": [{"function": {"arguments": "ab"}}]}
+    assert approximate_tokens(args) == 5
+
+
+def test_reply_is_empty_text_for_an_answer_of_tool_calls_only() -> None:
+    call = ToolCall("call-1", "weather", '{"city": "Paris"}')
+    model = FakeLLM([Message("assistant", None, tool_calls=(call,))])
+    chat = ChatService(MemoryService(fakeredis.FakeRedis()), model)
+    assert chat.reply("s", "Weather in Paris?") == ""
