@@ -167,16 +167,43 @@ def sections(url: str, rounds: int, count: int) -> list[str]:
     client.flushdb()
     header = ["implementation", "ops/s", "ratio to raw", "p50 µs", "p99 µs"]
     sections = []
+    measured: dict[str, list[list[str]]] = {}
     for title, contenders in _contenders(client).items():
-        sections.append(f"## {title}\n\n{_table(header, _measure(contenders, rounds, count))}")
+        measured[title] = _measure(contenders, rounds, count)
+        sections.append(f"## {title}\n\n{_table(header, measured[title])}")
     context = _context_cost(client, rounds)
     sections.append(
         "## get_context against LRANGE + json.loads, by history size\n\n"
         + _table(["messages", "raw ops/s", "chat-memory ops/s", "ratio"], context)
     )
+    sections.append(_targets(measured, context))
     client.flushdb()
     client.close()
     return [f"Parser: {_parser()}.", *sections]
+
+
+def _targets(measured: dict[str, list[list[str]]], context: list[list[str]]) -> str:
+    """Issue 9's targets, each with the ratio this run measured and whether it is met."""
+
+    def rate(title: str, row: int) -> float:
+        return float(measured[title][row][1].replace(",", ""))
+
+    raw, seed, ours = rate("append", 0), rate("append", 2), rate("append", 3)
+    turn = 2 * rate("turn (2 messages)", 1) / raw
+    load = float(measured["load (20 messages)"][1][2])
+    loads = "≥ 1.0× LRANGE + json.loads"
+    rows = [
+        ("add_message ≥ 0.9× raw RPUSH", ours / raw, 0.9),
+        ("add_message ≥ 1.5× the seed's RPUSH then LTRIM", ours / seed, 1.5),
+        ("a two-message turn ≥ 1.8× the messages/s of raw RPUSH", turn, 1.8),
+        (f"get_context of 20 {loads}", load, 1.0),
+        *((f"get_context of {r[0]} {loads}", float(r[3]), 1.0) for r in context[1:]),
+    ]
+    table = _table(
+        ["target (issue 9)", "measured", "met"],
+        [[name, f"{got:.2f}×", "yes" if got >= want else "no"] for name, got, want in rows],
+    )
+    return f"## Targets\n\n{table}"
 
 
 def run(url: str, rounds: int, count: int) -> str:
