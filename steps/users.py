@@ -352,6 +352,14 @@ def erasure_removed_nothing(users: Users) -> None:
     assert (last.sessions, last.keys_deleted) == ([], 0), str(last)
 
 
+def _keys_of_user(
+    memory: MemoryService, redis_client: RedisClient, namespace: str, user: str
+) -> list[bytes]:
+    """Every key of the user in the scenario's namespace: the sessions' and the index."""
+    prefix = memory.for_user(user).keys.session_prefix().rsplit(":session:", 1)[0]
+    return [k for k in scenario_keys(redis_client, namespace) if k.decode().startswith(prefix)]
+
+
 @then(parsers.parse('user "{user}" has nothing stored'))
 def user_has_nothing(
     memory: MemoryService, redis_client: RedisClient, namespace: str, user: str
@@ -361,8 +369,7 @@ def user_has_nothing(
     Then user "ada" has nothing stored
     """
     assert memory.for_user(user).list_sessions() == []
-    prefix = memory.for_user(user).keys.session_prefix().rsplit(":session:", 1)[0]
-    left = [k for k in scenario_keys(redis_client, namespace) if k.decode().startswith(prefix)]
+    left = _keys_of_user(memory, redis_client, namespace, user)
     assert left == [], f'keys of user "{user}" are left: {left}'
 
 
@@ -374,8 +381,7 @@ def user_keys_expire_in(
 
     Then every key of user "ada" expires in 1800 seconds
     """
-    prefix = memory.for_user(user).keys.session_prefix().rsplit(":session:", 1)[0]
-    keys = [k for k in scenario_keys(redis_client, namespace) if k.decode().startswith(prefix)]
+    keys = _keys_of_user(memory, redis_client, namespace, user)
     assert len(keys) == 5, f"expected a session's 4 keys and the index, found {keys}"
     remaining = [int(redis_client.pttl(key)) / 1000 for key in keys]
     assert remaining == [pytest.approx(seconds, abs=1)] * len(keys)
@@ -389,8 +395,7 @@ def user_keys_one_slot(
 
     Then all of user "ada"'s keys are in one hash slot
     """
-    prefix = memory.for_user(user).keys.session_prefix().rsplit(":session:", 1)[0]
-    keys = [k for k in scenario_keys(redis_client, namespace) if k.decode().startswith(prefix)]
+    keys = _keys_of_user(memory, redis_client, namespace, user)
     assert len(keys) > 1, f'user "{user}" has no keys'
     slots = {int(redis_client.execute_command("CLUSTER KEYSLOT", key)) for key in keys}  # type: ignore[no-untyped-call]
     assert len(slots) == 1, f"the keys are in {len(slots)} slots"
