@@ -14,9 +14,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from hashlib import blake2b
-from typing import Final
+from typing import Annotated, ClassVar, Final, Literal
 
-from ._message import Message, ToolCall
+import msgspec
+
+from ._message import MAX_ID_CHARS, Message, Role, ToolCall, stored_message
 from .exceptions import ChatMemoryError, InvalidContentError
 
 __all__ = ["FORMAT_VERSION", "DecodeError", "Encoded", "decode", "encode", "encode_for_storage"]
@@ -117,7 +119,85 @@ def dumps(value: object) -> str:
 
 
 def decode(raw: str | bytes) -> Message:
-    """Decode one stored entry, raising :class:`DecodeError` with the reason if it is bad."""
+    """Decode one stored entry, raising :class:`DecodeError` with the reason if it is bad.
+
+    An entry of the current format is parsed and checked in one pass by
+    msgspec, against the types below, which admit only what
+    :func:`~chat_memory._message.validate` admits. Anything else (an entry in
+    the earlier plain shape, or a bad one) goes through :func:`_decode_checked`,
+    which accepts the legacy shape and names what is wrong with a bad entry.
+    """
+    try:
+        entry = _ENTRY.decode(raw)
+    except msgspec.MsgspecError:
+        return _decode_checked(raw)
+    calls = entry.tool_calls if isinstance(entry, _Assistant) else []
+    if entry.content is None and not calls:  # msgspec already refuses 1e999 and the like
+        return _decode_checked(raw)
+    return stored_message(
+        role=entry.role,
+        content=entry.content,
+        id=entry.id,
+        created_at=entry.created_at,
+        tool_calls=tuple(ToolCall(c.id, c.function.name, c.function.arguments) for c in calls)
+        if calls
+        else (),
+        tool_call_id=entry.tool_call_id if isinstance(entry, _Tool) else None,
+        name=entry.name,
+    )
+
+
+_Text = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ID_CHARS)]
+
+
+class _Function(msgspec.Struct, frozen=True):
+    name: str
+    arguments: str
+
+
+class _Call(msgspec.Struct, frozen=True):
+    id: str
+    function: _Function
+    type: Literal["function"] = "function"
+
+
+class _Entry(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="role"):
+    """A current-format entry; the ``role`` field picks the subclass."""
+
+    role: ClassVar[Role]
+    v: Literal[1]
+    content: str | None
+    id: _Text | None = None
+    created_at: float | None = None
+    name: _Text | None = None
+
+
+class _System(_Entry, frozen=True, tag="system"):
+    role: ClassVar[Role] = "system"
+    content: str
+
+
+class _User(_Entry, frozen=True, tag="user"):
+    role: ClassVar[Role] = "user"
+    content: str
+
+
+class _Assistant(_Entry, frozen=True, tag="assistant"):
+    role: ClassVar[Role] = "assistant"
+    tool_calls: list[_Call] = []
+
+
+class _Tool(_Entry, frozen=True, kw_only=True, tag="tool"):
+    role: ClassVar[Role] = "tool"
+    content: str
+    tool_call_id: _Text
+
+
+_ENTRY: Final = msgspec.json.Decoder(_System | _User | _Assistant | _Tool)
+
+
+def _decode_checked(raw: str | bytes) -> Message:
+    """Decode an entry field by field: the legacy shape, and the reason a bad entry is bad."""
     try:
         text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
         data = json.loads(text)

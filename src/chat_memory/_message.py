@@ -9,14 +9,14 @@ from typing import Any, Final, Literal, TypeAlias, cast, get_args
 
 from .exceptions import InvalidContentError, InvalidRoleError
 
-__all__ = ["ROLES", "Message", "Role", "ToolCall"]
+__all__ = ["MAX_ID_CHARS", "ROLES", "Message", "Role", "ToolCall", "stored_message"]
 
 Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
 """The roles a message may have, as the chat-completions API names them."""
 
 ROLES: Final[frozenset[str]] = frozenset(get_args(Role))
 
-_MAX_ID_CHARS: Final = 128
+MAX_ID_CHARS: Final = 128
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +106,7 @@ def validate(message: Message) -> None:
     elif not isinstance(message.content, str):
         raise InvalidContentError(f"content must be a string, not {_type_name(message.content)}")
     if message.id is not None:
-        _check_text("message id", message.id, max_chars=_MAX_ID_CHARS)
+        _check_text("message id", message.id, max_chars=MAX_ID_CHARS)
     if message.created_at is not None and (
         isinstance(message.created_at, bool)
         or not isinstance(message.created_at, int | float)
@@ -122,11 +122,38 @@ def validate(message: Message) -> None:
     if message.role == "tool":
         if message.tool_call_id is None:
             raise InvalidContentError("a tool message needs the tool_call_id it answers")
-        _check_text("tool_call_id", message.tool_call_id, max_chars=_MAX_ID_CHARS)
+        _check_text("tool_call_id", message.tool_call_id, max_chars=MAX_ID_CHARS)
     elif message.tool_call_id is not None:
         raise InvalidContentError("only a tool message may carry a tool_call_id")
     if message.name is not None:
-        _check_text("name", message.name, max_chars=_MAX_ID_CHARS)
+        _check_text("name", message.name, max_chars=MAX_ID_CHARS)
+
+
+def stored_message(
+    *,
+    role: Role,
+    content: str | None,
+    id: str | None,
+    created_at: float | None,
+    tool_calls: tuple[ToolCall, ...],
+    tool_call_id: str | None,
+    name: str | None,
+) -> Message:
+    """Build a :class:`Message` from fields the stored-entry decoder has already checked.
+
+    Skips :func:`validate`, whose checks the decoder's types make: only the
+    codec calls this, and only with what its msgspec types admitted.
+    """
+    message = object.__new__(Message)
+    put = object.__setattr__  # the dataclass is frozen; this is what its __init__ does too
+    put(message, "role", role)
+    put(message, "content", content)
+    put(message, "id", id)
+    put(message, "created_at", created_at)
+    put(message, "tool_calls", tool_calls)
+    put(message, "tool_call_id", tool_call_id)
+    put(message, "name", name)
+    return message
 
 
 def message_from_chat(data: Mapping[str, Any] | Message) -> Message:
