@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import ast
 import platform
+import pstats
 import statistics
 import subprocess
 import sys
@@ -35,6 +36,14 @@ SCENARIO = """
     When the user says "Hello, I am user {n}."
     And the assistant replies "Nice to meet you, user {n}."
     Then the context contains 2 messages
+"""
+
+TIMED_SCENARIO = """
+  Scenario: Session {n} remembers its turn across a pause
+    Given a new session "s{n}"
+    When the user says "Hello, I am user {n}."
+    And 1 minutes pass
+    Then the context contains 1 message
 """
 
 PLAIN_TEST = """
@@ -65,30 +74,35 @@ addopts = -p no:randomly -p no:cacheprovider -q
 """
 
 
-def write_project(root: Path, scenarios: int) -> tuple[Path, Path]:
-    """Write the generated suite and the plain tests; return their directories."""
-    suite, plain = root / "suite", root / "plain"
-    (suite / "features").mkdir(parents=True)
-    plain.mkdir()
-    for project in (suite, plain):
+def write_project(root: Path, scenarios: int) -> tuple[Path, Path, Path]:
+    """Write the generated suite, its timed twin and the plain tests; return their directories."""
+    suite, timed, plain = root / "suite", root / "timed", root / "plain"
+    for project in (suite / "features", timed / "features", plain):
+        project.mkdir(parents=True)
+    for project in (suite, timed, plain):
         (project / "pytest.ini").write_text(PYTEST_INI)
-    (suite / "conftest.py").write_text(conftest())
-    feature = "Feature: Generated sessions\n" + "".join(
-        SCENARIO.format(n=n) for n in range(scenarios)
-    )
-    (suite / "features" / "generated.feature").write_text(feature)
+    for project, template in ((suite, SCENARIO), (timed, TIMED_SCENARIO)):
+        (project / "conftest.py").write_text(conftest())
+        feature = "Feature: Generated sessions\n" + "".join(
+            template.format(n=n) for n in range(scenarios)
+        )
+        (project / "features" / "generated.feature").write_text(feature)
     tests = "import fakeredis\n\nfrom chat_memory import MemoryService\n" + "".join(
         PLAIN_TEST.format(n=n) for n in range(scenarios)
     )
     (plain / "test_generated.py").write_text(tests)
-    return suite, plain
+    return suite, timed, plain
 
 
-def run(project: Path, args: list[str]) -> float:
-    """Run pytest in ``project`` and return its wall time in seconds; fail loudly."""
+def run(project: Path, args: list[str], *, profile: Path | None = None) -> float:
+    """Run pytest in ``project`` and return its wall time in seconds; fail loudly.
+
+    With ``profile``, the run is under cProfile, which writes its statistics there.
+    """
     started = time.perf_counter()
+    profiler = ["-m", "cProfile", "-o", str(profile)] if profile else []
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", *args],
+        [sys.executable, *profiler, "-m", "pytest", *args],
         cwd=project,
         capture_output=True,
         text=True,
@@ -98,6 +112,19 @@ def run(project: Path, args: list[str]) -> float:
     if done.returncode != 0:
         raise SystemExit(f"pytest failed in {project}:\n{done.stdout[-3000:]}{done.stderr}")
     return elapsed
+
+
+LOOKUP = "find_fixturedefs_for_step"
+"""pytest-bdd's search for a step's definition, linear in the number of definitions."""
+
+
+def lookup_share(profile: Path) -> float:
+    """Return the share of a profiled run spent in pytest-bdd's step lookup."""
+    stats = pstats.Stats(str(profile))
+    entries = stats.stats  # type: ignore[attr-defined]  # pstats keeps its table here
+    total = max(cumulative for _, _, _, cumulative, _ in entries.values())
+    lookup = sum(v[3] for (_, _, name), v in entries.items() if name == LOOKUP)
+    return lookup / total if total else 0.0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,13 +138,16 @@ def main(argv: list[str] | None = None) -> int:
     modes = {"one process": [], "-n 2": ["-n", "2"]}
     times: dict[tuple[str, str], list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="chat-memory-suite-bench-") as tmp:
-        suite, plain = write_project(Path(tmp), args.scenarios)
+        suite, timed, plain = write_project(Path(tmp), args.scenarios)
+        scenario_args = ["features", "--memory-api", "sync"]
         for _ in range(args.rounds):
             for mode, extra in modes.items():
-                times.setdefault(("suite", mode), []).append(
-                    run(suite, ["features", "--memory-api", "sync", *extra])
-                )
+                times.setdefault(("suite", mode), []).append(run(suite, scenario_args + extra))
                 times.setdefault(("plain", mode), []).append(run(plain, extra))
+            times.setdefault(("timed", "one process"), []).append(run(timed, scenario_args))
+        profile = Path(tmp) / "suite.prof"
+        run(suite, scenario_args, profile=profile)
+        share = lookup_share(profile)
 
     lines = [
         "# The acceptance suite's speed",
@@ -127,8 +157,8 @@ def main(argv: list[str] | None = None) -> int:
         f" same calls on fakeredis; median wall time of {args.rounds} interleaved rounds,"
         f" {datetime.now(UTC):%Y-%m-%d}, Python {platform.python_version()}, 2 cores shared.",
         "",
-        "| run | suite (s) | plain pytest (s) | plain / suite | target |",
-        "|---|---:|---:|---:|---|",
+        "| run | suite (s) | scenarios/s | plain pytest (s) | plain / suite | target |",
+        "|---|---:|---:|---:|---:|---|",
     ]
     report = []
     for mode in modes:
@@ -141,8 +171,27 @@ def main(argv: list[str] | None = None) -> int:
             if mode == "-n 2"
             else f"≥ 0.8×: {'met' if ratio >= 0.8 else 'not met'}"
         )
-        lines.append(f"| {mode} | {suite_s:.2f} | {plain_s:.2f} | {ratio:.3f}× | {target} |")
+        rate = args.scenarios / suite_s
+        lines.append(
+            f"| {mode} | {suite_s:.2f} | {rate:,.0f} | {plain_s:.2f} | {ratio:.3f}× | {target} |"
+        )
         report.append(f"{mode}: suite {suite_s:.2f} s, plain {plain_s:.2f} s, ratio {ratio:.3f}")
+    untimed = statistics.median(times[("suite", "one process")])
+    timed_s = statistics.median(times[("timed", "one process")])
+    freezegun_ms = 1000 * (timed_s - untimed) / args.scenarios
+    lines += [
+        "",
+        f"Time: the same scenarios with a step that lets a minute pass (so the clock is frozen"
+        f" by freezegun) took {timed_s:.2f} s in one process, {freezegun_ms:+.2f} ms a scenario"
+        " against those without; a scenario that does not use time never starts freezegun.",
+        "",
+        f"Where the time goes: in one profiled run of the one-process suite, pytest-bdd's step"
+        f" lookup (`{LOOKUP}`, which compares every step with every step definition) took"
+        f" {100 * share:.0f}% of the run. pytest-bdd has no public way to look a step up by"
+        " its text directly, so that cost stays until it does; it grows with the number of"
+        " step definitions, not with anything a scenario does.",
+    ]
+    report.append(f"freezegun: {freezegun_ms:+.2f} ms a timed scenario; lookup {100 * share:.0f}%")
     args.output.write_text("\n".join(lines) + "\n")
     print("\n".join(report))
     return 0
