@@ -14,6 +14,8 @@ Usage::
     Then the last prompt mentions "Ada"
     Then the last prompt does not mention "Bob"
     Then the turn fails with the model's own error
+    When the turn the error handed back is stored twice
+    Then the turn was not stored, and the error hands back the answer "Hi." with the turn
 
 The model is :class:`chat_memory.testing.FakeLLM`, which records every prompt.
 Scenarios tagged ``@llm_smoke`` talk to a real OpenAI-compatible endpoint
@@ -32,7 +34,15 @@ from typing import cast
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from chat_memory import ChatModel, ChatService, MemoryService, TokenCounter, approximate_tokens
+from chat_memory import (
+    ChatModel,
+    ChatService,
+    MemoryService,
+    ReplyNotStoredError,
+    TokenCounter,
+    WrongKeyTypeError,
+    approximate_tokens,
+)
 from chat_memory.testing import AsyncFakeLLM, FakeLLM, FakeLLMError, count_words
 
 from ._apis import Services
@@ -187,7 +197,7 @@ def user_asks(chat: ChatService, session_id: str, turn: Turn, text: str) -> None
     turn.answer, turn.error = None, None
     try:
         turn.answer = chat.reply(session_id, text)
-    except FakeLLMError as exc:  # only a scripted failure is kept for a Then step
+    except (FakeLLMError, ReplyNotStoredError) as exc:  # kept for a Then step to check
         turn.error = exc
 
 
@@ -323,6 +333,44 @@ def answer_mentions(turn: Turn, text: str) -> None:
     assert turn.error is None, f"the turn failed: {turn.error!r}"
     assert turn.answer is not None, "no turn was run"
     assert text.casefold() in turn.answer.casefold(), f'the answer "{turn.answer}" lacks "{text}"'
+
+
+@when(parsers.re(r"the turn the error handed back is stored (?P<times>once|twice)"))
+def turn_handed_back_is_stored(
+    memory: MemoryService, session_id: str, turn: Turn, times: str
+) -> None:
+    """The app stores the turn a ReplyNotStoredError handed back (twice: a retry of that).
+
+    When the turn the error handed back is stored twice
+    """
+    assert isinstance(turn.error, ReplyNotStoredError), f"no turn was handed back: {turn.error!r}"
+    for _ in range(1 if times == "once" else 2):
+        memory.add_messages(session_id, turn.error.messages)
+
+
+@then(
+    parsers.parse(
+        'the turn was not stored, and the error hands back the answer "{text}" with the turn'
+    )
+)
+def turn_not_stored(turn: Turn, text: str) -> None:
+    """The model's answer reached the caller in a ReplyNotStoredError, with the whole turn.
+
+    The turn is the user's message and the answer, each with its id (so that
+    storing it again is safe), and the error says that nothing was written.
+
+    Then the turn was not stored, and the error hands back the answer "Hi." with the turn
+    """
+    error = turn.error
+    assert isinstance(error, ReplyNotStoredError), f"not a ReplyNotStoredError: {error!r}"
+    assert error.reply == text, f"the error hands back {error.reply!r}, not {text!r}"
+    roles = [(m.role, m.content) for m in error.messages]
+    assert [role for role, _ in roles] == ["user", "assistant"], f"the turn: {roles}"
+    assert roles[1][1] == text, f"the turn: {roles}"
+    assert all(m.id for m in error.messages), f"a message of the turn has no id: {error.messages}"
+    assert isinstance(error.__cause__, WrongKeyTypeError), f"the cause: {error.__cause__!r}"
+    assert str(error.__cause__) in str(error), f"the error does not say why: {error}"
+    assert error.may_have_written is False, "the error says the turn may have been written"
 
 
 @then("the turn fails with the model's own error")

@@ -69,6 +69,17 @@ def another_service_stored_text(
     redis_client.set(memory.keys.history(session_id), text.encode("utf-8"))
 
 
+@given("the other service's value was deleted")
+def other_service_value_deleted(
+    redis_client: RedisClient, memory: MemoryService, session_id: str
+) -> None:
+    """What another service wrote under the session's keys is gone again.
+
+    Given the other service's value was deleted
+    """
+    redis_client.delete(*memory.keys.all(session_id))
+
+
 @then(parsers.parse('the session\'s history key still holds the text "{text}"'))
 def history_key_still_holds(
     redis_client: RedisClient, memory: MemoryService, session_id: str, text: str

@@ -11,6 +11,7 @@ from chat_memory import (
     MemoryService,
     Message,
     PromptTooLargeError,
+    ReplyNotStoredError,
     ToolCall,
     approximate_tokens,
 )
@@ -144,3 +145,19 @@ def test_orphan_tool_results_are_left_out_of_the_context() -> None:
 def test_a_bad_prompt_budget_is_refused(memory: MemoryService, bad: object) -> None:
     with pytest.raises(InvalidInputError, match="max_prompt_tokens must be a whole number >= 1"):
         ChatService(memory, FakeLLM(), max_prompt_tokens=bad)  # type: ignore[arg-type]
+
+
+def test_an_unstored_tool_call_answer_is_handed_back_as_the_turn_stores_it() -> None:
+    """A Message answer comes back in the error exactly as the turn holds it: with its id."""
+    client = fakeredis.FakeRedis(server=fakeredis.FakeServer())
+    memory = MemoryService(client)
+    call = Message("assistant", None, tool_calls=(ToolCall("c1", "get_weather", "{}"),))
+    chat = ChatService(memory, FakeLLM([call]))
+    client.set(memory.keys.ids("s"), b"not a list")  # the store fails after the model answered
+    with pytest.raises(ReplyNotStoredError) as raised:
+        chat.respond("s", "Weather?")
+    error = raised.value
+    assert error.reply is error.messages[1]
+    assert isinstance(error.reply, Message)
+    assert error.reply.id
+    assert error.reply.tool_calls == call.tool_calls
