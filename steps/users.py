@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from chat_memory import ForgetResult, MemoryService, SessionInfo
+from chat_memory import CorruptMetadataError, ForgetResult, MemoryService, SessionInfo
 
 from ._backends import ClientRecipe, RedisClient, scenario_keys
 from ._compare import expect_messages, expect_text
@@ -106,6 +106,51 @@ def user_sets_metadata(memory: MemoryService, user: str, name: str, docstring: s
     Given user "ada" gave session "paris" this metadata:
     """
     memory.for_user(user).set_metadata(name, json.loads(docstring))
+
+
+@given(
+    parsers.parse('another service stored the metadata {raw} for session "{name}" of user "{user}"')
+)
+def other_service_stored_metadata(
+    redis_client: RedisClient, memory: MemoryService, raw: str, name: str, user: str
+) -> None:
+    """Another service wrote this text where the session's metadata document lives.
+
+    Given another service stored the metadata [1, 2] for session "paris" of user "ada"
+    """
+    redis_client.hset(memory.for_user(user).keys.meta(name), "doc", raw.encode("utf-8"))
+
+
+@then(parsers.parse('reading the metadata of session "{name}" of user "{user}" fails: "{reason}"'))
+def reading_metadata_fails(memory: MemoryService, name: str, user: str, reason: str) -> None:
+    """Reading the session's metadata raises CorruptMetadataError naming the session and why.
+
+    Then reading the metadata of session "paris" of user "ada" fails: "not valid UTF-8 JSON"
+    """
+    with pytest.raises(CorruptMetadataError) as raised:
+        memory.for_user(user).get_metadata(name)
+    _names_session(raised.value, name, reason)
+
+
+@then(
+    parsers.parse(
+        'listing the sessions of user "{user}" fails, naming session "{name}": "{reason}"'
+    )
+)
+def listing_fails(memory: MemoryService, user: str, name: str, reason: str) -> None:
+    """Listing the user's sessions raises CorruptMetadataError naming the broken session.
+
+    Then listing the sessions of user "ada" fails, naming session "paris": "not valid UTF-8 JSON"
+    """
+    with pytest.raises(CorruptMetadataError) as raised:
+        memory.for_user(user).list_sessions()
+    _names_session(raised.value, name, reason)
+
+
+def _names_session(error: CorruptMetadataError, name: str, reason: str) -> None:
+    assert error.session_id == name, f"the error names session {error.session_id!r}: {error}"
+    assert reason in error.reason, f"the reason is {error.reason!r}, not {reason!r}"
+    assert name in str(error), f"the message does not name the session: {error}"
 
 
 @when(parsers.parse('user "{user}" clears session "{name}"'))

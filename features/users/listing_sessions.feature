@@ -122,6 +122,17 @@ Feature: A user's sessions, listed
         {}
         """
 
+    Scenario Outline: Metadata another service broke is reported, naming the session
+      Given user "ada" said "Plan my Paris trip" in session "paris"
+      And another service stored the metadata <stored> for session "paris" of user "ada"
+      Then reading the metadata of session "paris" of user "ada" fails: "<reason>"
+      And listing the sessions of user "ada" fails, naming session "paris": "<reason>"
+
+      Examples:
+        | stored   | reason                     |
+        | not json | not valid UTF-8 JSON       |
+        | [1, 2]   | not a JSON object but list |
+
   Rule: All of a user's keys share one hash slot, so every change is one atomic script
 
     @cluster
