@@ -243,6 +243,29 @@ def codec_case(mutant: Mutant) -> bool:
     )
 
 
+REDIS_COMMAND = re.compile(r"""^(?P<q>['"])(?P<name>[A-Z]+)(?P=q)$""")
+
+
+def command_case(mutant: Mutant) -> bool:
+    """Whether the mutant only changes the case of a Redis command's name ("DEL" -> "del").
+
+    Only inside ``Command((...))``, the request the library sends as is: Redis
+    reads command names without regard to case.
+    """
+    changes = _changes(mutant)
+    removed, _ = mutant.changed
+    return (
+        bool(changes)
+        and all("Command((" in line for line in removed)
+        and all(
+            len(old) == len(new) == 1
+            and (match := REDIS_COMMAND.match(old[0][1])) is not None
+            and new[0][1].strip("'\"").upper() == match["name"]
+            for old, new in changes or []
+        )
+    )
+
+
 def _is_codec(literal: str) -> bool:
     try:
         codecs.lookup(literal.strip("'\""))
@@ -278,6 +301,8 @@ def classify(report: Report, equivalents: list[dict[str, str]]) -> None:
             mutant.verdict = "message wording"
         elif codec_case(mutant):
             mutant.verdict = "equivalent: codec names are case-insensitive in Python"
+        elif command_case(mutant):
+            mutant.verdict = "equivalent: Redis command names are case-insensitive"
         elif reason := justification(mutant, equivalents):
             mutant.verdict = f"equivalent: {reason}"
         elif mutant.unit in KILLED:

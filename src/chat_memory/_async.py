@@ -193,7 +193,7 @@ class AsyncMemoryService(MemoryShell[redis.asyncio.Redis | redis.asyncio.RedisCl
 
         async def perform(request: ops.Request) -> Any:
             if isinstance(request, ops.RunScript):
-                script = self._append if request.script == "append" else self._sessions
+                script = {"append": self._append, "sessions": self._sessions}[request.script]
                 return await script(keys=request.keys, args=request.args)
             if isinstance(request, ops.Ask):
                 assert llm is not None, "only a chat turn asks the model"

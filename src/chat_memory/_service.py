@@ -194,7 +194,7 @@ class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
 
         def perform(request: ops.Request) -> Any:
             if isinstance(request, ops.RunScript):
-                script = self._append if request.script == "append" else self._sessions
+                script = {"append": self._append, "sessions": self._sessions}[request.script]
                 return script(keys=request.keys, args=request.args)
             if isinstance(request, ops.Ask):
                 assert llm is not None, "only a chat turn asks the model"

@@ -8,6 +8,7 @@ from tests.mutation import (
     Report,
     classify,
     codec_case,
+    command_case,
     is_wording,
     place_of,
     render,
@@ -63,6 +64,14 @@ def test_only_the_case_of_a_codec_name_is_equivalent() -> None:
     assert codec_case(mutant('b = s.encode("utf-8")', 'b = s.encode("UTF-8")'))
     assert not codec_case(mutant('b = s.encode("utf-8")', 'b = s.encode("XXutf-8XX")'))
     assert not codec_case(mutant('r = "Role"', 'r = "ROLE"'))
+
+
+def test_only_the_case_of_a_sent_redis_command_is_equivalent() -> None:
+    sent = 'yield Command(("DEL", *keys))'
+    assert command_case(mutant(sent, 'yield Command(("del", *keys))'))
+    assert not command_case(mutant(sent, 'yield Command(("XXDELXX", *keys))'))
+    assert not command_case(mutant(sent, 'yield Command(("UNLINK", *keys))'))
+    assert not command_case(mutant('if reply == "WRONGTYPE":', 'if reply == "wrongtype":'))
 
 
 def test_mutant_names_read_as_module_and_function() -> None:

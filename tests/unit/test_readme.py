@@ -8,7 +8,8 @@ import pytest
 
 from chat_memory import MemoryService, acl_rules, exceptions
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def test_the_readme_acl_line_is_the_librarys() -> None:
@@ -49,3 +50,15 @@ def test_the_readme_users_example_runs_as_written(capsys: pytest.CaptureFixture[
     assert printed[0].startswith("paris Paris trip 1 ")
     assert printed[1] == "['paris'] 4"
     assert memory.get_context("paris-copy") == [{"role": "user", "content": "Plan my Paris trip"}]
+
+
+def test_the_readme_suite_time_is_the_one_docs_suite_speed_measured() -> None:
+    """The README's "pytest features/ ... about N s" is what python -m benchmarks.suite wrote."""
+    claim = re.search(r"pytest features/ +# .*?about (\d+) s", README)
+    assert claim, "the README's install block no longer says how long pytest features/ takes"
+    report = (ROOT / "docs" / "suite-speed.md").read_text(encoding="utf-8")
+    measured = re.search(r"\| `pytest features/` \| (\d+) \|", report)
+    assert measured, "docs/suite-speed.md has no timing of pytest features/: regenerate it"
+    assert claim[1] == measured[1], (
+        f"the README says about {claim[1]} s, docs/suite-speed.md measured {measured[1]} s"
+    )
