@@ -26,7 +26,13 @@ from datetime import UTC, datetime
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from chat_memory import CorruptMetadataError, ForgetResult, MemoryService, SessionInfo
+from chat_memory import (
+    CorruptMetadataError,
+    ForgetResult,
+    InvalidInputError,
+    MemoryService,
+    SessionInfo,
+)
 
 from ._backends import ClientRecipe, RedisClient, scenario_keys
 from ._compare import expect_messages, expect_text
@@ -44,6 +50,7 @@ class Users:
     listed: bool = False
     forgotten: list[ForgetResult] = field(default_factory=list)
     anomalies: list[str] = field(default_factory=list)
+    refusal: InvalidInputError | None = None
 
 
 @pytest.fixture
@@ -151,6 +158,37 @@ def _names_session(error: CorruptMetadataError, name: str, reason: str) -> None:
     assert error.session_id == name, f"the error names session {error.session_id!r}: {error}"
     assert reason in error.reason, f"the reason is {error.reason!r}, not {reason!r}"
     assert name in str(error), f"the message does not name the session: {error}"
+
+
+@when(
+    parsers.re(
+        r'the sessions of user "(?P<user>[^"]+)" are listed with'
+        r" (?P<setting>limit|offset) = (?P<value>-?\d+)"
+    ),
+    converters={"value": int},
+)
+def sessions_listed_with(
+    memory: MemoryService, users: Users, user: str, setting: str, value: int
+) -> None:
+    """The app lists the user's sessions with one paging setting as given (the other default).
+
+    When the sessions of user "ada" are listed with limit = 0
+    """
+    users.refusal = None
+    try:
+        users.listing = memory.for_user(user).list_sessions(**{setting: value})
+    except InvalidInputError as exc:
+        users.refusal = exc
+
+
+@then(parsers.parse('the listing is refused with the reason "{reason}"'))
+def listing_refused(users: Users, reason: str) -> None:
+    """The listing raised InvalidInputError with this reason.
+
+    Then the listing is refused with the reason "limit must be a whole number from 1 to 1000, not 0"
+    """
+    assert users.refusal is not None, f"the listing was not refused: {users.listing}"
+    assert reason in str(users.refusal), f"refused with: {users.refusal}"
 
 
 @when(parsers.parse('user "{user}" clears session "{name}"'))

@@ -148,6 +148,22 @@ Feature: A user's sessions, listed
       When the first page of the sessions of user "ada" is listed
       Then 20 sessions are listed
 
+    Scenario: A page may hold a single session
+      Given user "ada" has 3 sessions
+      When the sessions of user "ada" are listed 1 per page, page 3
+      Then 1 session is listed
+
+    Scenario Outline: A page outside those bounds is refused, naming the setting
+      Given user "ada" said "hello" in session "paris"
+      When the sessions of user "ada" are listed with <setting> = <value>
+      Then the listing is refused with the reason "<reason>"
+
+      Examples:
+        | setting | value | reason                                                |
+        | limit   | 0     | limit must be a whole number from 1 to 1000, not 0    |
+        | limit   | 1001  | limit must be a whole number from 1 to 1000, not 1001 |
+        | offset  | -1    | offset must be a whole number >= 0, not -1            |
+
   Rule: A session titled before its first message is listed from then on
 
     Scenario: A session created by its title is listed with the time it was titled
