@@ -51,6 +51,8 @@ class Users:
     forgotten: list[ForgetResult] = field(default_factory=list)
     anomalies: list[str] = field(default_factory=list)
     refusal: InvalidInputError | None = None
+    erased: list[str] = field(default_factory=list)
+    keys_before: list[int] = field(default_factory=list)
 
 
 @pytest.fixture
@@ -384,12 +386,29 @@ def user_metadata_is(memory: MemoryService, name: str, user: str, docstring: str
 
 
 @when(parsers.parse('user "{user}" is forgotten'))
-def user_forgotten(memory: MemoryService, users: Users, user: str) -> None:
+def user_forgotten(
+    memory: MemoryService, redis_client: RedisClient, namespace: str, users: Users, user: str
+) -> None:
     """The app erases everything of the user (a right-to-erasure request).
+
+    The user's keys are counted first, for the Then steps to check the report.
 
     When user "ada" is forgotten
     """
+    users.keys_before.append(len(_keys_of_user(memory, redis_client, namespace, user)))
     users.forgotten.append(memory.forget_user(user))
+    users.erased.append(user)
+
+
+def _last_erasure(users: Users) -> ForgetResult:
+    """The last erasure's report, checked to name its user and count every key it deleted."""
+    assert users.forgotten, "no step erased a user"
+    last = users.forgotten[-1]
+    assert last.user_id == users.erased[-1], f"the report names user {last.user_id!r}"
+    assert last.keys_deleted == users.keys_before[-1], (
+        f"the report counts {last.keys_deleted} keys deleted; the user had {users.keys_before[-1]}"
+    )
+    return last
 
 
 @then(parsers.parse("the erasure removed the sessions {names}"))
@@ -398,8 +417,7 @@ def erasure_removed(users: Users, names: str) -> None:
 
     Then the erasure removed the sessions "paris" and "cv"
     """
-    assert users.forgotten, "no step erased a user"
-    assert sorted(users.forgotten[-1].sessions) == sorted(_names(names))
+    assert sorted(_last_erasure(users).sessions) == sorted(_names(names))
 
 
 @given(parsers.parse('user "{user}" has {count:d} sessions'))
@@ -419,8 +437,7 @@ def erasure_removed_count(users: Users, count: int) -> None:
 
     Then the erasure removed 1200 sessions
     """
-    assert users.forgotten, "no step erased a user"
-    removed = users.forgotten[-1].sessions
+    removed = _last_erasure(users).sessions
     assert (len(removed), len(set(removed))) == (count, count)
 
 
@@ -430,8 +447,7 @@ def erasure_removed_nothing(users: Users) -> None:
 
     Then the erasure removed nothing
     """
-    assert users.forgotten, "no step erased a user"
-    last = users.forgotten[-1]
+    last = _last_erasure(users)
     assert (last.sessions, last.keys_deleted) == ([], 0), str(last)
 
 

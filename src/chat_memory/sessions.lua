@@ -125,7 +125,10 @@ if op == 'forget' then
     deleted = deleted + redis.call('DEL', unpack(keys_of(ARGV[2], member)))
     redis.call('ZREM', KEYS[1], member)
   end
-  local out = {deleted, redis.call('ZCARD', KEYS[1])}
+  local left = redis.call('ZCARD', KEYS[1])
+  -- Redis deletes a sorted set with its last member: that is the index, one key more.
+  if #members > 0 and left == 0 then deleted = deleted + 1 end
+  local out = {deleted, left}
   for _, member in ipairs(members) do out[#out + 1] = member end
   return out
 end
