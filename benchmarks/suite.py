@@ -133,6 +133,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenarios", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--output", type=Path, default=ROOT / "docs" / "suite-speed.md")
+    parser.add_argument(
+        "--skip-own-suite",
+        action="store_true",
+        help="do not time this repository's own `pytest features/` (CI's smoke run)",
+    )
     args = parser.parse_args(argv)
 
     modes = {"one process": [], "-n 2": ["-n", "2"]}
@@ -192,6 +197,21 @@ def main(argv: list[str] | None = None) -> int:
         " step definitions, not with anything a scenario does.",
     ]
     report.append(f"freezegun: {freezegun_ms:+.2f} ms a timed scenario; lookup {100 * share:.0f}%")
+    if not args.skip_own_suite:
+        own = {
+            mode: run(ROOT, ["features/", "-p", "no:randomly", *extra])
+            for mode, extra in modes.items()
+        }
+        lines += [
+            "",
+            "This repository's own acceptance suite, `pytest features/` on fakeredis (every"
+            " scenario through both APIs), once each:",
+            "",
+            "| run | seconds |",
+            "|---|---:|",
+            *(f"| `{' '.join(['pytest features/', *modes[m]])}` | {own[m]:.0f} |" for m in modes),
+        ]
+        report.append("own suite: " + ", ".join(f"{m} {own[m]:.0f} s" for m in modes))
     args.output.write_text("\n".join(lines) + "\n")
     print("\n".join(report))
     return 0

@@ -1,5 +1,7 @@
 """The mutation report's own logic: how survivors are classified and scored (issue 14)."""
 
+from pathlib import Path
+
 import pytest
 
 from tests.mutation import (
@@ -9,6 +11,7 @@ from tests.mutation import (
     classify,
     codec_case,
     command_case,
+    function_patterns,
     is_wording,
     place_of,
     render,
@@ -111,3 +114,10 @@ def test_a_written_justification_makes_a_survivor_equivalent() -> None:
     classify(report, equivalents)
     assert report.mutants[0].verdict == "equivalent: a is unused"
     assert 1 in KILLED
+
+
+def test_the_sample_is_drawn_from_what_mutmut_mutates() -> None:
+    patterns = function_patterns(Path(__file__).resolve().parents[2] / "src" / "chat_memory")
+    assert "chat_memory._codec.x_decode__mutmut_*" in patterns
+    assert "chat_memory._keys.xǁKeyLayoutǁall__mutmut_*" in patterns
+    assert not [p for p in patterns if p.startswith("chat_memory.testing.")]  # do_not_mutate
