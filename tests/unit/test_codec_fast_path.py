@@ -56,7 +56,7 @@ def good_entries(draw: st.DrawFn) -> dict[str, Any]:
     return entry
 
 
-odd_values = st.sampled_from(
+odd_values: st.SearchStrategy[object] = st.sampled_from(
     [
         None, "", "a" * 128, "a" * 129, "é" * 128, "é" * 129, 0, 1, 1.5, True, False,
         float("inf"), [], {}, "function", "other", "tool", "assistant", "user",
