@@ -10,6 +10,7 @@ implementations round by round:
 - naive: the seed article's service (``RPUSH`` then ``LTRIM``, two trips);
 - chat-memory: ``add_message``, a two-message turn through ``add_messages``,
   ``get_context``; and the chat turn with the fake model;
+- many sessions at once through the async API (``benchmarks.async_sessions``);
 - the peers a team would pick instead, when the ``bench`` extra installs them
   (``benchmarks/peers.py``): langchain-community ``RedisChatMessageHistory``
   and llama-index ``RedisChatStore``. Peers that need Redis Stack are listed
@@ -27,6 +28,7 @@ test asserts on these numbers.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import platform
@@ -50,6 +52,7 @@ from chat_memory import ChatService, MemoryService  # noqa: E402
 from chat_memory.testing import FakeLLM  # noqa: E402
 from steps._servers import HOST, ThrowawayServer  # noqa: E402
 
+from . import async_sessions  # noqa: E402
 from .peers import peers  # noqa: E402
 
 Operation = Callable[[int], object]
@@ -195,6 +198,25 @@ def sections(url: str, rounds: int, count: int) -> list[str]:
         + _table(["messages", "raw ops/s", "chat-memory ops/s", "ratio"], context)
     )
     sections.append(_targets(measured, context))
+    many = asyncio.run(async_sessions.measure(url, 100, 200, max(1, count // 16), rounds))
+    sections.append(
+        "## Many sessions at once (async)\n\n"
+        f"{many.tasks} asyncio tasks writing to {many.sessions} sessions through one pool of 50"
+        f" connections, {many.messages} messages a round, median of {many.rounds} rounds:"
+        " `AsyncMemoryService.add_message` against a raw `RPUSH` per message through"
+        " `redis.asyncio`.\n\n"
+        + _table(
+            ["implementation", "messages/s", "ratio to raw"],
+            [
+                ["raw RPUSH (redis.asyncio)", f"{many.raw:,.0f}", "1.00"],
+                [
+                    "chat-memory AsyncMemoryService",
+                    f"{many.memory:,.0f}",
+                    f"{many.memory / many.raw:.2f}",
+                ],
+            ],
+        )
+    )
     client.flushdb()
     client.close()
     return [f"Parser: {_parser()}.", *sections]

@@ -8,7 +8,8 @@ writes the same messages to many sessions from many concurrent tasks twice:
 - memory: ``AsyncMemoryService.add_message`` (the atomic script: append, trim,
   TTL, idempotency).
 
-It prints the median messages/s of each and their ratio. Ratios, not seconds,
+It prints the median messages/s of each and their ratio; ``python -m
+benchmarks`` runs the same measurement and puts it in ``docs/benchmarks.md``. Ratios, not seconds,
 are the result: this machine is shared and noisy, and both sides run
 interleaved in the same process against the same server. No test asserts on
 these numbers.
@@ -22,6 +23,7 @@ import json
 import statistics
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import redis.asyncio
@@ -51,9 +53,31 @@ async def _memory(memory: AsyncMemoryService, sessions: int, tasks: int, per_tas
     return tasks * per_task / (time.perf_counter() - started)
 
 
-async def measure(port: int, sessions: int, tasks: int, per_task: int, rounds: int) -> None:
-    """Run interleaved rounds and print the medians and their ratio."""
-    pool = redis.asyncio.BlockingConnectionPool(host=HOST, port=port, max_connections=50)
+@dataclass(frozen=True)
+class Measured:
+    """The medians of interleaved rounds: raw RPUSH and the memory, messages/s."""
+
+    tasks: int
+    sessions: int
+    messages: int
+    rounds: int
+    raw: float
+    memory: float
+
+    def lines(self) -> list[str]:
+        """Return the result as the lines the command prints."""
+        return [
+            f"{self.tasks} tasks, {self.sessions} sessions, {self.messages} messages a round,"
+            f" {self.rounds} rounds",
+            f"raw RPUSH:            {self.raw:10.0f} messages/s (median)",
+            f"AsyncMemoryService:   {self.memory:10.0f} messages/s (median)",
+            f"ratio memory / raw:   {self.memory / self.raw:10.2f}",
+        ]
+
+
+async def measure(url: str, sessions: int, tasks: int, per_task: int, rounds: int) -> Measured:
+    """Run interleaved rounds against the server at ``url`` (flushing its database)."""
+    pool = redis.asyncio.BlockingConnectionPool.from_url(url, max_connections=50)
     client = redis.asyncio.Redis.from_pool(pool)
     memory = AsyncMemoryService(client, max_history=20, ttl=1800)
     raw, ours = [], []
@@ -62,13 +86,11 @@ async def measure(port: int, sessions: int, tasks: int, per_task: int, rounds: i
         raw.append(await _raw(client, sessions, tasks, per_task))
         await client.flushdb()
         ours.append(await _memory(memory, sessions, tasks, per_task))
+    await client.flushdb()
     await client.aclose()
-    raw_median, our_median = statistics.median(raw), statistics.median(ours)
-    total = tasks * per_task
-    print(f"{tasks} tasks, {sessions} sessions, {total} messages a round, {rounds} rounds")
-    print(f"raw RPUSH:            {raw_median:10.0f} messages/s (median)")
-    print(f"AsyncMemoryService:   {our_median:10.0f} messages/s (median)")
-    print(f"ratio memory / raw:   {our_median / raw_median:10.2f}")
+    return Measured(
+        tasks, sessions, tasks * per_task, rounds, statistics.median(raw), statistics.median(ours)
+    )
 
 
 def main() -> None:
@@ -82,11 +104,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         server = ThrowawayServer(Path(tmp) / "redis", "--appendonly", "no").start()
         try:
-            asyncio.run(
-                measure(
-                    server.port, options.sessions, options.tasks, options.per_task, options.rounds
-                )
+            url = f"redis://{HOST}:{server.port}/0"
+            measured = asyncio.run(
+                measure(url, options.sessions, options.tasks, options.per_task, options.rounds)
             )
+            print("\n".join(measured.lines()))
         finally:
             server.stop()
 
