@@ -3,7 +3,8 @@
 It answers from the prompt it is sent, as a model with memory would: asked for
 a name or a city, it looks for "my name is ..." or "I live in ..." in the
 earlier user messages. So it passes the memory scenarios only if the whole
-remembered session reached it. Run it for the ``@llm_smoke`` scenarios::
+remembered session reached it. With ``"stream": true`` it sends the answer as
+server-sent chunks, a word at a time. Run it for the ``@llm_smoke`` scenarios::
 
     python -m tests.llm_stub --port 8765 &
     LLM_BASE_URL=http://127.0.0.1:8765/v1 pytest features/ -m llm_smoke
@@ -56,6 +57,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, {"error": {"message": "model and messages are required"}})
             return
         self.server.requests.append(body)
+        if body.get("stream"):
+            self._stream(body["model"], answer(messages))
+            return
         self._send(
             200,
             {
@@ -73,6 +77,30 @@ class _Handler(BaseHTTPRequestHandler):
                 "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
             },
         )
+
+    def _stream(self, model: str, text: str) -> None:
+        """Send ``text`` as server-sent chat-completion chunks, a word at a time, then [DONE]."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        pieces = [{"role": "assistant", "content": ""}]
+        pieces += [{"content": word} for word in re.findall(r"\S+\s*", text)]
+        for number, delta in enumerate([*pieces, {}]):
+            chunk = {
+                "id": f"chatcmpl-stub-{len(self.server.requests)}",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": delta,
+                        "finish_reason": "stop" if number == len(pieces) else None,
+                    }
+                ],
+            }
+            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        self.wfile.write(b"data: [DONE]\n\n")
 
     def _send(self, status: int, payload: dict[str, Any]) -> None:
         data = json.dumps(payload).encode()

@@ -19,3 +19,10 @@ Feature: Memory with a real model
       And the user asked "I enjoy long walks by the sea."
       When the user asks "Which city do I live in? Answer with the city only."
       Then the answer mentions "Lisbon"
+
+    Scenario: A real model's streamed answer is remembered whole
+      Given a new session "smoke-stream"
+      And the user asked "Hi! My name is Ada Lovelace."
+      When the user asks "What is my name? Answer with my name only." with the answer streamed
+      Then the answer mentions "Ada"
+      And the context contains 4 messages
