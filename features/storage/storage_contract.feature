@@ -45,6 +45,22 @@ Feature: Storage contract
         | user      | I was stored before format versions. |
         | assistant | Welcome back.                        |
 
+    Scenario Outline: An entry another program wrote with empty optional fields loads with every field
+      Given a new session "alice"
+      And another service stored this entry for the session:
+        """
+        <entry>
+        """
+      Then the session's messages, with their ids and times, are this JSON:
+        """
+        [<read back>]
+        """
+
+      Examples:
+        | entry                                                                                                                                         | read back                                                                                              |
+        | {"v": 1, "id": "m-7", "role": "user", "content": "Hi.", "created_at": 1796205600, "tool_calls": [], "tool_call_id": null, "name": "ada"}     | {"role": "user", "content": "Hi.", "name": "ada", "id": "m-7", "created_at": 1796205600}               |
+        | {"v": 1, "id": "m-8", "role": "tool", "content": "18°C", "tool_call_id": "call-1", "tool_calls": [], "created_at": 1796205600.5, "name": null} | {"role": "tool", "content": "18°C", "tool_call_id": "call-1", "id": "m-8", "created_at": 1796205600.5} |
+
   Rule: Every message id is remembered with a fingerprint, for retries
 
     Scenario: A message id is remembered with the digest of its entry and its time
