@@ -161,3 +161,17 @@ def test_an_unstored_tool_call_answer_is_handed_back_as_the_turn_stores_it() -> 
     assert isinstance(error.reply, Message)
     assert error.reply.id
     assert error.reply.tool_calls == call.tool_calls
+
+
+def test_approximate_tokens_counts_a_hand_made_tool_call_with_missing_parts() -> None:
+    """An app may count its own dicts: a tool call without function, name or arguments counts 0."""
+    bare = approximate_tokens({"role": "assistant", "content": None, "tool_calls": [{"id": "c"}]})
+    named = {"role": "assistant", "content": None, "tool_calls": [{"function": {"name": "abcd"}}]}
+    given = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"function": {"arguments": "abcd"}}],
+    }
+    empty = approximate_tokens({"role": "assistant", "content": ""})
+    assert bare == empty
+    assert approximate_tokens(named) == approximate_tokens(given) == empty + 1
