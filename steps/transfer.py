@@ -50,6 +50,49 @@ def session_has_metadata(memory: MemoryService, session_id: str, docstring: str)
     memory.set_metadata(session_id, json.loads(docstring))
 
 
+@when("the app gives the session this metadata:")
+@reads_json
+def app_gives_metadata(
+    memory: MemoryService, session_id: str, attempt: Attempt, docstring: str
+) -> None:
+    """The app tries to store this metadata (JSON, where NaN and Infinity parse as numbers).
+
+    When the app gives the session this metadata:
+    """
+    attempt.make(lambda: memory.set_metadata(session_id, json.loads(docstring)))
+
+
+@when(parsers.parse("the app gives the session metadata of {size:d} bytes"))
+def app_gives_metadata_of_size(
+    memory: MemoryService, session_id: str, attempt: Attempt, metadata: dict[str, str], size: int
+) -> None:
+    """The app tries to store metadata whose compact JSON is exactly this many bytes.
+
+    When the app gives the session metadata of 16384 bytes
+    """
+    metadata["note"] = "x" * (size - len('{"note":""}'))
+    attempt.make(lambda: memory.set_metadata(session_id, metadata))
+
+
+@pytest.fixture
+def metadata() -> dict[str, str]:
+    """The metadata the scenario's app gave, for a Then step to read back."""
+    return {}
+
+
+@then("the metadata is stored")
+def metadata_stored(
+    memory: MemoryService, session_id: str, attempt: Attempt, metadata: dict[str, str]
+) -> None:
+    """The app's metadata was accepted and reads back exactly.
+
+    Then the metadata is stored
+    """
+    assert attempt.made, "no step gave the session metadata"
+    assert attempt.error is None, f"the metadata was refused: {attempt.error}"
+    assert memory.get_metadata(session_id) == metadata
+
+
 @given("the session was exported")
 @when("the session is exported")
 def session_exported(memory: MemoryService, session_id: str, transfer: Transfer) -> None:

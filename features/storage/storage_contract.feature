@@ -124,17 +124,35 @@ Feature: Storage contract
         | field | value                                |
         | doc   | {"title":"Été à Paris","pinned":true} |
 
+    Scenario: Metadata that is not plain JSON is refused
+      Given a new session "alice"
+      When the app gives the session this metadata:
+        """
+        {"score": NaN}
+        """
+      Then the message is refused with the reason "metadata must be plain JSON"
+
+    Scenario: Metadata of exactly 16 KiB is stored
+      Given a new session "alice"
+      When the app gives the session metadata of 16384 bytes
+      Then the metadata is stored
+
+    Scenario: Metadata over 16 KiB is refused
+      Given a new session "alice"
+      When the app gives the session metadata of 16385 bytes
+      Then the message is refused with the reason "metadata encodes to 16385 bytes, over the limit of 16384"
+
     Scenario: An export is a header line, then each message as stored
       Given the time is 2026-12-02 10:00:00 UTC
       And a new session "alice"
       And the user sent message "m-1" saying "hi"
       And the session has this metadata:
         """
-        {"title": "T"}
+        {"title": "Été"}
         """
       When the session is exported
       Then the export is:
         """
-        {"chat_memory_export":1,"session_id":"alice","metadata":{"title":"T"}}
+        {"chat_memory_export":1,"session_id":"alice","metadata":{"title":"Été"}}
         {"v":1,"id":"m-1","role":"user","content":"hi","created_at":1796205600.0}
         """
