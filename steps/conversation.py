@@ -24,7 +24,14 @@ from typing import Any
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from chat_memory import ChatMemoryError, InvalidInputError, MemoryService, Message, ToolCall
+from chat_memory import (
+    ChatMemoryError,
+    InvalidInputError,
+    MemoryService,
+    Message,
+    MessageIdConflictError,
+    ToolCall,
+)
 
 from ._tables import MESSAGE_COLUMNS, exchange, messages, reads_json, reads_table
 
@@ -346,6 +353,28 @@ def app_sends_chat_messages(
     turn = json.loads(docstring)
     chat_turns.append(turn)
     memory.add_messages(session_id, turn)
+
+
+@when("the app tries to send these chat messages:")
+@reads_json
+def app_tries_chat_messages(
+    memory: MemoryService, session_id: str, attempt: Attempt, docstring: str
+) -> None:
+    """The app tries to store a turn of chat-completions messages that should be refused.
+
+    When the app tries to send these chat messages:
+    """
+    attempt.make(lambda: memory.add_messages(session_id, json.loads(docstring)))
+
+
+@then(parsers.parse('the refusal names the message id "{message_id}"'))
+def refusal_names_id(attempt: Attempt, message_id: str) -> None:
+    """The refusal is a MessageIdConflictError carrying the id stored with other content.
+
+    Then the refusal names the message id "m-2"
+    """
+    assert isinstance(attempt.error, MessageIdConflictError), f"not a conflict: {attempt.error!r}"
+    assert attempt.error.message_id == message_id, f"it names {attempt.error.message_id!r}"
 
 
 @when("the app sends the same chat messages again")

@@ -81,6 +81,24 @@ Feature: Remembering a session
         | role | content               |
         | user | Book a table for two. |
 
+    Scenario: In a turn, the refusal names the id that is stored with other content
+      Given a new session "alice"
+      And the user sent message "m-1" saying "Book a table for two."
+      And the assistant sent message "m-2" saying "Done: Friday at eight."
+      When the app tries to send these chat messages:
+        """
+        [
+          {"role": "user", "content": "Book a table for two.", "id": "m-1"},
+          {"role": "assistant", "content": "Sorry, we are full.", "id": "m-2"}
+        ]
+        """
+      Then the message is refused with the reason "message id 'm-2' is already stored with other content"
+      And the refusal names the message id "m-2"
+      And the context is:
+        | role      | content                |
+        | user      | Book a table for two.  |
+        | assistant | Done: Friday at eight. |
+
   Rule: A retry is recognised however the app sends it
 
     Scenario: A turn retried as chat messages is remembered once
