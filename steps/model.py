@@ -38,8 +38,10 @@ from chat_memory import (
     ChatModel,
     ChatService,
     MemoryService,
+    Message,
     ReplyNotStoredError,
     TokenCounter,
+    ToolCall,
     WrongKeyTypeError,
     approximate_tokens,
 )
@@ -173,6 +175,16 @@ def model_will_reply(fake_model: FakeLLM, text: str) -> None:
     Given the model will reply "Nice to meet you, Ada."
     """
     fake_model.will_reply(text)
+
+
+@given(parsers.parse('the model will call the tool "{name}" with the arguments {arguments}'))
+def model_will_call_tool(fake_model: FakeLLM, name: str, arguments: str) -> None:
+    """Script the model's next reply as a tool call (an assistant Message, no text).
+
+    Given the model will call the tool "weather" with the arguments {"city": "Paris"}
+    """
+    call = ToolCall(id="call-1", name=name, arguments=arguments)
+    fake_model.will_reply(Message("assistant", None, tool_calls=(call,)))
 
 
 @given("the model will fail", target_fixture="model_failure")
@@ -322,6 +334,16 @@ def assistant_answers(turn: Turn, text: str) -> None:
     assert turn.answer is not None, "no turn was run"
     if turn.answer != text:
         raise AssertionError(f'the assistant answered "{turn.answer}", expected "{text}"')
+
+
+@then("the assistant answers with no text")
+def assistant_answers_nothing(turn: Turn) -> None:
+    """The turn's answer carried no text (a tool call): reply() gives the empty string.
+
+    Then the assistant answers with no text
+    """
+    assert turn.error is None, f"the turn failed: {turn.error!r}"
+    assert turn.answer == "", f"the assistant answered {turn.answer!r}"
 
 
 @then(parsers.parse('the answer mentions "{text}"'))

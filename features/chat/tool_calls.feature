@@ -23,6 +23,21 @@ Feature: Tool calls
         ]
         """
 
+    Scenario: The model's tool call is remembered as the assistant's side of the turn
+      Given a new session "ada"
+      And the model will call the tool "weather" with the arguments {"city": "Paris"}
+      When the user asks "Weather in Paris?"
+      Then the assistant answers with no text
+      And the context is this JSON:
+        """
+        [
+          {"role": "user", "content": "Weather in Paris?"},
+          {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "call-1", "type": "function",
+             "function": {"name": "weather", "arguments": "{\"city\": \"Paris\"}"}}]}
+        ]
+        """
+
   Rule: Trimming never separates a tool call from its result
 
     Scenario: A budget too small for the whole tool exchange leaves all of it out
