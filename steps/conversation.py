@@ -341,6 +341,7 @@ def app_sends_chat_message(
     attempt.make(lambda: memory.add_messages(session_id, [json.loads(message)]))
 
 
+@given("the app sent these chat messages:")
 @when("the app sends these chat messages:")
 @reads_json
 def app_sends_chat_messages(
@@ -348,6 +349,7 @@ def app_sends_chat_messages(
 ) -> None:
     """The app stores a turn given as a JSON list of chat-completions messages.
 
+    Given the app sent these chat messages:
     When the app sends these chat messages:
     """
     turn = json.loads(docstring)

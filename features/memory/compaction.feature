@@ -50,6 +50,36 @@ Feature: Compacting a long session
         ]
         """
 
+    Scenario: Keeping no message folds the whole session into the summary
+      Given the session remembers:
+        | role      | content    |
+        | user      | I am Ada.  |
+        | assistant | Hello Ada. |
+      When the session is compacted, keeping the newest 0 messages
+      Then the compaction folded 2 messages
+      And the context is this JSON:
+        """
+        [{"role": "system", "content": "Summary: I am Ada. / Hello Ada.", "name": "summary"}]
+        """
+
+    Scenario: A call with two results is kept whole, and only the talk before it is folded
+      Given the user said "I am Ada."
+      And the assistant replied "Hello Ada."
+      And the app sent these chat messages:
+        """
+        [
+          {"role": "user", "content": "Weather in Paris and Rome?"},
+          {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "call-1", "type": "function", "function": {"name": "weather", "arguments": "Paris"}},
+            {"id": "call-2", "type": "function", "function": {"name": "weather", "arguments": "Rome"}}]},
+          {"role": "tool", "content": "18°C", "tool_call_id": "call-1"},
+          {"role": "tool", "content": "21°C", "tool_call_id": "call-2"}
+        ]
+        """
+      When the session is compacted, keeping the newest 1 message
+      Then the compaction folded 3 messages
+      And the context contains 4 messages
+
   Rule: A message that arrives during a compaction is never lost
 
     Scenario: A compaction racing an append loses nothing
