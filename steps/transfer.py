@@ -161,6 +161,16 @@ def sessions_identical(memory: MemoryService, name: str, other: str) -> None:
     )
 
 
+@then("the session's metadata is:")
+@reads_json
+def session_metadata_is(memory: MemoryService, session_id: str, docstring: str) -> None:
+    """The current session's metadata reads back as exactly this JSON object.
+
+    Then the session's metadata is:
+    """
+    expect_text("the session's metadata", memory.get_metadata(session_id), json.loads(docstring))
+
+
 @then("the export is:")
 def export_is(transfer: Transfer, docstring: str) -> None:
     """The last export is exactly this text, line for line.

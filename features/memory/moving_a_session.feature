@@ -36,15 +36,37 @@ Feature: Moving a session
       Given a new session "paris"
       And the user sent message "m-1" saying "hello"
       And the assistant sent message "m-2" saying "hi there"
+      And the user sent message "m-3" saying "how are you?"
       And the session was exported
       And a new session "rome"
       And the user sent message "m-1" saying "hello"
       When the app imports the export into the session, appending
       Then the import skipped 1 message
       And the context is:
-        | role      | content  |
-        | user      | hello    |
-        | assistant | hi there |
+        | role      | content      |
+        | user      | hello        |
+        | assistant | hi there     |
+        | user      | how are you? |
+
+    Scenario: Importing with append keeps the session's own metadata
+      Given a new session "paris"
+      And the user said "bonjour"
+      And the session has this metadata:
+        """
+        {"title": "Paris"}
+        """
+      And the session was exported
+      And a new session "rome"
+      And the user said "ciao"
+      And the session has this metadata:
+        """
+        {"title": "Rome"}
+        """
+      When the app imports the export into the session, appending
+      Then the session's metadata is:
+        """
+        {"title": "Rome"}
+        """
 
   Rule: A broken export is refused whole, and nothing is written
 
