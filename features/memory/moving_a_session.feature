@@ -80,6 +80,27 @@ Feature: Moving a session
       Then the message is refused with the reason "line 3 of the export"
       And nothing is stored
 
+    Scenario Outline: An exported message without its <missing> is refused, naming the line
+      When the app imports this export into the session:
+        """
+        {"chat_memory_export": 1, "session_id": "x", "metadata": {}}
+        <line>
+        """
+      Then the message is refused with the reason "line 2 of the export has no id or created_at"
+      And nothing is stored
+
+      Examples:
+        | missing | line                                                                |
+        | id      | {"v": 1, "role": "user", "content": "hi", "created_at": 1796205600.0} |
+        | time    | {"v": 1, "id": "m-1", "role": "user", "content": "hi"}                |
+
+    Scenario: An empty text is not an export
+      When the app imports this export into the session:
+        """
+        """
+      Then the message is refused with the reason "must be the header"
+      And nothing is stored
+
     Scenario: Text that is not an export is refused
       When the app imports this export into the session:
         """
