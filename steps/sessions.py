@@ -155,6 +155,16 @@ def session_expires_in(memory: MemoryService, session_id: str, seconds: int) -> 
         raise AssertionError(f'session "{session_id}" expires in {left:g} seconds, not {seconds}')
 
 
+@then("the memory reports no time left for the session")
+def no_time_left(memory: MemoryService, session_id: str) -> None:
+    """``ttl()`` is None: the session never expires, or the memory holds nothing of it.
+
+    Then the memory reports no time left for the session
+    """
+    left = memory.ttl(session_id)
+    assert left is None, f'ttl("{session_id}") is {left!r}, not None'
+
+
 @when("the session is cleared")
 def session_is_cleared(memory: MemoryService, session_id: str) -> None:
     """The app forgets the current session on purpose.

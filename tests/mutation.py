@@ -280,7 +280,11 @@ def load_equivalents() -> list[dict[str, str]]:
 
 
 def justification(mutant: Mutant, equivalents: list[dict[str, str]]) -> str | None:
-    """The reason an equivalent mutant survives, when one is written for its change."""
+    """The verdict of a survivor whose change is justified in the file, with the reason.
+
+    An entry is equivalent unless it says ``kind = "wording"`` (a change that
+    only alters an error message, in a way the token rules cannot see).
+    """
     removed, added = mutant.changed
     for entry in equivalents:
         if (
@@ -288,7 +292,8 @@ def justification(mutant: Mutant, equivalents: list[dict[str, str]]) -> str | No
             and entry["from"].strip() in removed
             and entry["to"].strip() in added
         ):
-            return entry["reason"]
+            kind = "message wording" if entry.get("kind") == "wording" else "equivalent"
+            return f"{kind}: {entry['reason']}"
     return None
 
 
@@ -303,8 +308,8 @@ def classify(report: Report, equivalents: list[dict[str, str]]) -> None:
             mutant.verdict = "equivalent: codec names are case-insensitive in Python"
         elif command_case(mutant):
             mutant.verdict = "equivalent: Redis command names are case-insensitive"
-        elif reason := justification(mutant, equivalents):
-            mutant.verdict = f"equivalent: {reason}"
+        elif verdict := justification(mutant, equivalents):
+            mutant.verdict = verdict
         elif mutant.unit in KILLED:
             mutant.verdict = "killed by tests/unit"
         else:

@@ -10,6 +10,11 @@ Feature: Setting up the memory
       When the user and the assistant exchange 21 messages
       Then the context is messages 2 to 21 of the exchange
       And the session's keys never expire
+      And the memory reports no time left for the session
+
+    Scenario: The memory reports no time left for a session it does not hold
+      Given a new session "nobody"
+      Then the memory reports no time left for the session
 
   Rule: Expiry can be given in seconds
 

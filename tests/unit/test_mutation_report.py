@@ -116,6 +116,14 @@ def test_a_written_justification_makes_a_survivor_equivalent() -> None:
     assert 1 in KILLED
 
 
+def test_a_justification_of_kind_wording_counts_as_message_wording() -> None:
+    report = Report(mutants=[mutant("t = name(v)", "t = other(v)")])
+    change = {"place": "_keys.py:f", "from": "t = name(v)", "to": "t = other(v)"}
+    classify(report, [change | {"kind": "wording", "reason": "'None' reads 'NoneType'"}])
+    assert report.mutants[0].verdict == "message wording: 'None' reads 'NoneType'"
+    assert score(report.mutants, "suite", behaviour=True) == (0, 0)
+
+
 def test_the_sample_is_drawn_from_what_mutmut_mutates() -> None:
     patterns = function_patterns(Path(__file__).resolve().parents[2] / "src" / "chat_memory")
     assert "chat_memory._codec.x_decode__mutmut_*" in patterns
