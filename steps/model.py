@@ -35,6 +35,7 @@ import pytest
 from pytest_bdd import given, parsers, then, when
 
 from chat_memory import (
+    ChatMemoryError,
     ChatModel,
     ChatService,
     MemoryService,
@@ -42,7 +43,6 @@ from chat_memory import (
     ReplyNotStoredError,
     TokenCounter,
     ToolCall,
-    WrongKeyTypeError,
     approximate_tokens,
 )
 from chat_memory.testing import AsyncFakeLLM, FakeLLM, FakeLLMError, count_words
@@ -185,6 +185,15 @@ def model_will_call_tool(fake_model: FakeLLM, name: str, arguments: str) -> None
     """
     call = ToolCall(id="call-1", name=name, arguments=arguments)
     fake_model.will_reply(Message("assistant", None, tool_calls=(call,)))
+
+
+@given(parsers.parse("the model will reply the JSON string {text}"))
+def model_will_reply_json(fake_model: FakeLLM, text: str) -> None:
+    r"""Script the model's next reply, written as a JSON string (for text Gherkin cannot hold).
+
+    Given the model will reply the JSON string "hi \ud83d"
+    """
+    fake_model.will_reply(json.loads(text))
 
 
 @given("the model will fail", target_fixture="model_failure")
@@ -379,10 +388,27 @@ def turn_not_stored(turn: Turn, text: str) -> None:
     """The model's answer reached the caller in a ReplyNotStoredError, with the whole turn.
 
     The turn is the user's message and the answer, each with its id (so that
-    storing it again is safe), and the error says that nothing was written.
+    storing it again is safe), and the error says why and that nothing was written.
 
     Then the turn was not stored, and the error hands back the answer "Hi." with the turn
     """
+    _handed_back(turn, text)
+
+
+@then(
+    parsers.parse(
+        "the turn was not stored, and the error hands back the JSON string {text} with the turn"
+    )
+)
+def turn_not_stored_json(turn: Turn, text: str) -> None:
+    r"""As above, for an answer written as a JSON string (e.g. half an emoji: "\ud83d").
+
+    Then the turn was not stored, and the error hands back the JSON string "\ud83d" with the turn
+    """
+    _handed_back(turn, json.loads(text))
+
+
+def _handed_back(turn: Turn, text: str) -> None:
     error = turn.error
     assert isinstance(error, ReplyNotStoredError), f"not a ReplyNotStoredError: {error!r}"
     assert error.reply == text, f"the error hands back {error.reply!r}, not {text!r}"
@@ -390,7 +416,7 @@ def turn_not_stored(turn: Turn, text: str) -> None:
     assert [role for role, _ in roles] == ["user", "assistant"], f"the turn: {roles}"
     assert roles[1][1] == text, f"the turn: {roles}"
     assert all(m.id for m in error.messages), f"a message of the turn has no id: {error.messages}"
-    assert isinstance(error.__cause__, WrongKeyTypeError), f"the cause: {error.__cause__!r}"
+    assert isinstance(error.__cause__, ChatMemoryError), f"the cause: {error.__cause__!r}"
     assert str(error.__cause__) in str(error), f"the error does not say why: {error}"
     assert error.may_have_written is False, "the error says the turn may have been written"
 
