@@ -23,6 +23,27 @@ Feature: Tool calls
         ]
         """
 
+    Scenario: An assistant message with both words and a tool call keeps both
+      Given a new session "ada"
+      When the app sends these chat messages:
+        """
+        [
+          {"role": "user", "content": "Weather in Paris?"},
+          {"role": "assistant", "content": "Let me look that up.", "tool_calls": [
+            {"id": "call-1", "type": "function", "function": {"name": "weather", "arguments": "Paris"}}]},
+          {"role": "tool", "content": "18°C", "tool_call_id": "call-1"}
+        ]
+        """
+      Then the context is this JSON:
+        """
+        [
+          {"role": "user", "content": "Weather in Paris?"},
+          {"role": "assistant", "content": "Let me look that up.", "tool_calls": [
+            {"id": "call-1", "type": "function", "function": {"name": "weather", "arguments": "Paris"}}]},
+          {"role": "tool", "content": "18°C", "tool_call_id": "call-1"}
+        ]
+        """
+
     Scenario: The model's tool call is remembered as the assistant's side of the turn
       Given a new session "ada"
       And the model will call the tool "weather" with the arguments {"city": "Paris"}

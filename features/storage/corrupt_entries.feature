@@ -49,6 +49,9 @@ Feature: Corrupt entries
         | An entry from a newer format  | {"v": 2, "role": "user", "content": "hi"}         | unsupported format version 2   |
         | Text that is not JSON         | hello                                             | not valid UTF-8 JSON           |
         | A tool result naming no call  | {"role": "tool", "content": "18°C"}               | needs the tool_call_id         |
+        | An assistant saying nothing   | {"v": 1, "id": "m-1", "role": "assistant", "content": null} | content may be None only for an assistant message with tool calls |
+        | A v1 tool result naming no call | {"v": 1, "id": "m-1", "role": "tool", "content": "18°C"} | needs the tool_call_id   |
+        | A v1 entry with an unknown field | {"v": 1, "id": "m-1", "role": "user", "content": "hi", "created_at": 1.5, "tool_calls": [], "tool_call_id": null, "name": "ada", "zodiac": "leo"} | unexpected field(s) zodiac |
 
     Scenario: An entry another service wrote with its id and time loads with both
       Given another service stored this entry for the session:
