@@ -50,6 +50,23 @@ Feature: Compacting a long session
         ]
         """
 
+    Scenario: A session is compacted through a client that decodes responses as text
+      Given the memory's client decodes responses as text
+      And the session remembers:
+        | role      | content          |
+        | user      | I am Ada.        |
+        | assistant | Hello Ada.       |
+        | user      | I live in Paris. |
+      When the session is compacted, keeping the newest 1 message
+      Then the compaction folded 2 messages
+      And the context is this JSON:
+        """
+        [
+          {"role": "system", "content": "Summary: I am Ada. / Hello Ada.", "name": "summary"},
+          {"role": "user", "content": "I live in Paris."}
+        ]
+        """
+
     Scenario: Keeping no message folds the whole session into the summary
       Given the session remembers:
         | role      | content    |

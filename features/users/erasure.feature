@@ -26,6 +26,13 @@ Feature: Erasing a user
       Then the erasure removed 1200 sessions
       And user "ada" has nothing stored
 
+    Scenario: A user is erased through a client that decodes responses as text
+      Given the memory's client decodes responses as text
+      And user "ada" said "Plan my Paris trip" in session "paris/1"
+      When user "ada" is forgotten
+      Then the erasure removed the sessions "paris/1"
+      And user "ada" has nothing stored
+
   Rule: Nobody else's data goes with it
 
     Scenario Outline: Forgetting "ada" leaves user "<other>" intact
