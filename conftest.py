@@ -1,28 +1,10 @@
-"""Root of the acceptance suite: collect every .feature file and register the steps once.
+"""Root of this repository's tests.
 
-Plugins are listed so that a module comes after those it imports.
+The acceptance suite itself (the collector of every ``.feature`` file, the
+checks, the catalog, the living documentation and the step definitions) is
+the installed ``chat_memory_suite`` pytest plugin, switched on by
+``chat_memory_suite = true`` in ``pyproject.toml``: the same code a team runs
+with ``pip install "chat-memory[suite]"``.
 """
 
-pytest_plugins = [
-    # the suite's machinery
-    "steps._catalog",
-    "steps._check",
-    "steps._collect",
-    "steps._backends",
-    "steps._apis",
-    "steps._living_doc",
-    # step definitions, one module per domain concept
-    "steps.clock",
-    "steps.sessions",
-    "steps.conversation",
-    "steps.context",
-    "steps.storage",
-    "steps.concurrency",
-    "steps.model",
-    "steps.faults",
-    "steps.users",
-    "steps.transfer",
-    "steps.compaction",
-    # for the unit tests of the suite's own tooling
-    "pytester",
-]
+pytest_plugins = ["pytester"]  # for the unit tests of the suite's own tooling

@@ -50,7 +50,7 @@ import redis.utils  # noqa: E402
 
 from chat_memory import ChatService, MemoryService  # noqa: E402
 from chat_memory.testing import FakeLLM  # noqa: E402
-from steps._servers import HOST, ThrowawayServer  # noqa: E402
+from chat_memory_suite.servers import HOST, ThrowawayServer  # noqa: E402
 
 from . import async_sessions  # noqa: E402
 from .peers import peers  # noqa: E402

@@ -29,7 +29,7 @@ from pathlib import Path
 import redis.asyncio
 
 from chat_memory import AsyncMemoryService
-from steps._servers import HOST, ThrowawayServer
+from chat_memory_suite.servers import HOST, ThrowawayServer
 
 
 async def _raw(client: redis.asyncio.Redis, sessions: int, tasks: int, per_task: int) -> float:

@@ -22,8 +22,13 @@ import pytest
 from freezegun import freeze_time
 from pytest_bdd import given, parsers, when
 
-from ._backends import Backend, RedisClient, shift_expiry
-from ._compat import FreezeTime, FrozenDateTimeFactory, StepTickTimeFactory, TickingDateTimeFactory
+from chat_memory_suite._compat import (
+    FreezeTime,
+    FrozenDateTimeFactory,
+    StepTickTimeFactory,
+    TickingDateTimeFactory,
+)
+from chat_memory_suite.backends import Backend, RedisClient, shift_expiry
 
 _Factory = FrozenDateTimeFactory | StepTickTimeFactory | TickingDateTimeFactory
 

@@ -25,10 +25,13 @@ from chat_memory import (
     MemoryService,
     Message,
 )
+from chat_memory_suite.backends import RedisClient
 
-from ._backends import RedisClient
 from .conversation import Attempt
 from .sessions import MemorySettings
+
+REQUIRES = ("compaction",)
+"""What every step here needs of the memory under test (see chat_memory_suite.adapter)."""
 
 
 def summarize(messages: list[Message]) -> str:

@@ -26,9 +26,11 @@ import redis
 from pytest_bdd import given, parsers, then, when
 
 from chat_memory import AsyncMemoryService, MemoryService, Message, WriteOutcomeUnknownError
+from chat_memory_suite.adapter import requires
+from chat_memory_suite.apis import Services
+from chat_memory_suite.backends import ClientRecipe, RedisClient
+from chat_memory_suite.servers import move_slot, throwaway_cluster
 
-from ._backends import ClientRecipe, RedisClient
-from ._servers import move_slot, throwaway_cluster
 from .sessions import MemorySettings
 
 RESENDS = 5
@@ -62,6 +64,7 @@ def crowd() -> Crowd:
 
 
 def _run_writers(
+    services: Services,
     recipe: ClientRecipe,
     api: str,
     settings: MemorySettings,
@@ -78,7 +81,7 @@ def _run_writers(
 
     def write(writer: int) -> None:
         client = recipe.sync()
-        memory = MemoryService(client, **config)
+        memory = services.memory_on(client, **config)
         for n in range(crowd.per_writer):
             session, messages = crowd.session_of(writer, n), [Message("user", f"w{writer}:{n}")]
             for attempt in range(RESENDS + 1):
@@ -145,6 +148,7 @@ def _numbers(contents: list[str], writer: int) -> list[int]:
     )
 )
 def writers_to_one_session(
+    services: Services,
     client_recipe: ClientRecipe,
     memory_api: str,
     memory_settings: MemorySettings,
@@ -164,7 +168,9 @@ def writers_to_one_session(
     def look() -> None:
         crowd.observed.append([m["content"] for m in memory.get_context(session_id)])
 
-    _run_writers(client_recipe, memory_api, memory_settings, namespace, crowd, during=look)
+    _run_writers(
+        services, client_recipe, memory_api, memory_settings, namespace, crowd, during=look
+    )
 
 
 @when(
@@ -173,6 +179,7 @@ def writers_to_one_session(
     )
 )
 def writers_to_own_sessions(
+    services: Services,
     client_recipe: ClientRecipe,
     memory_api: str,
     memory_settings: MemorySettings,
@@ -188,7 +195,7 @@ def writers_to_own_sessions(
     """
     crowd.writers, crowd.per_writer = writers, count
     crowd.sessions = [f"writer-{w}" for w in range(writers)]
-    _run_writers(client_recipe, memory_api, memory_settings, namespace, crowd)
+    _run_writers(services, client_recipe, memory_api, memory_settings, namespace, crowd)
 
 
 @when(
@@ -198,6 +205,7 @@ def writers_to_own_sessions(
     )
 )
 def writers_over_many_sessions(
+    services: Services,
     client_recipe: ClientRecipe,
     memory_api: str,
     memory_settings: MemorySettings,
@@ -221,7 +229,9 @@ def writers_over_many_sessions(
         session = crowd.sessions[next(looks) % sessions]
         crowd.observed.append([m["content"] for m in memory.get_context(session)])
 
-    _run_writers(client_recipe, memory_api, memory_settings, namespace, crowd, during=look)
+    _run_writers(
+        services, client_recipe, memory_api, memory_settings, namespace, crowd, during=look
+    )
 
 
 @then("every session keeps its newest messages, each writer's in order, none twice")
@@ -293,6 +303,7 @@ def own_cluster(tmp_path: Path) -> Iterator[str]:
 
 
 @given("the memory runs on a cluster of its own", target_fixture="client_recipe")
+@requires("client_settings")
 def memory_on_own_cluster(own_cluster: str) -> ClientRecipe:
     """The memory talks to a throwaway 3-master cluster that the scenario may reshard.
 
@@ -307,8 +318,10 @@ def memory_on_own_cluster(own_cluster: str) -> ClientRecipe:
         " while its hash slot moves to another node"
     )
 )
+@requires("client_settings")
 def writers_while_slot_moves(
     redis_client: RedisClient,
+    services: Services,
     client_recipe: ClientRecipe,
     memory_api: str,
     memory_settings: MemorySettings,
@@ -333,6 +346,6 @@ def writers_while_slot_moves(
             move_slot(redis_client, key)
             moved.set()
 
-    _run_writers(client_recipe, memory_api, memory_settings, namespace, crowd,
+    _run_writers(services, client_recipe, memory_api, memory_settings, namespace, crowd,
                  during=move_once_under_way)  # fmt: skip
     assert moved.is_set(), "the writers finished before the slot could move"

@@ -23,9 +23,9 @@ import pytest
 from pytest_bdd import parsers, then
 
 from chat_memory import CorruptEntryError, MemoryService
-
-from ._compare import expect_count, expect_messages, expect_text
-from ._tables import MESSAGE_COLUMNS, exchange, messages, reads_json, reads_table
+from chat_memory_suite.adapter import requires
+from chat_memory_suite.compare import expect_count, expect_messages, expect_text
+from chat_memory_suite.tables import MESSAGE_COLUMNS, exchange, messages, reads_json, reads_table
 
 
 @then("the context is empty")
@@ -100,6 +100,7 @@ def context_holds_document(memory: MemoryService, session_id: str, document: str
 
 
 @then(parsers.parse("loading the context fails, naming entry {number:d} as corrupt"))
+@requires("typed_errors")
 def context_fails_on_corrupt_entry(memory: MemoryService, session_id: str, number: int) -> None:
     """A stored entry that cannot be read is reported, never dropped silently.
 
@@ -122,6 +123,7 @@ def context_is_json(memory: MemoryService, session_id: str, docstring: str) -> N
 
 @then(parsers.parse("the context within {tokens:d} tokens is:"))
 @reads_table(*MESSAGE_COLUMNS)
+@requires("token_budget")
 def context_within_is(
     memory: MemoryService, session_id: str, tokens: int, datatable: Sequence[Sequence[str]]
 ) -> None:
@@ -138,6 +140,7 @@ def context_within_is(
 
 @then("the session's messages, with their ids and times, are this JSON:")
 @reads_json
+@requires("message_ids", "timestamps")
 def messages_with_ids_are(memory: MemoryService, session_id: str, docstring: str) -> None:
     """The session's stored messages as the app reads them back, ids and times included.
 
@@ -151,6 +154,7 @@ def messages_with_ids_are(memory: MemoryService, session_id: str, docstring: str
 
 
 @then(parsers.parse('loading the context fails, naming entry {number:d} as corrupt: "{reason}"'))
+@requires("typed_errors")
 def context_fails_on_corrupt_entry_because(
     memory: MemoryService, session_id: str, number: int, reason: str
 ) -> None:

@@ -32,8 +32,8 @@ from chat_memory import (
     MessageIdConflictError,
     ToolCall,
 )
-
-from ._tables import MESSAGE_COLUMNS, exchange, messages, reads_json, reads_table
+from chat_memory_suite.adapter import requires
+from chat_memory_suite.tables import MESSAGE_COLUMNS, exchange, messages, reads_json, reads_table
 
 
 class Attempt:
@@ -92,6 +92,7 @@ def user_says(memory: MemoryService, session_id: str, sent: list[Message], text:
 
 @given(parsers.parse('the user sent message "{message_id}" saying "{text}"'))
 @when(parsers.parse('the user sends message "{message_id}" saying "{text}"'))
+@requires("message_ids")
 def user_says_with_id(
     memory: MemoryService, session_id: str, sent: list[Message], text: str, message_id: str
 ) -> None:
@@ -104,6 +105,7 @@ def user_says_with_id(
 
 
 @given(parsers.parse('the assistant sent message "{message_id}" saying "{text}"'))
+@requires("message_ids")
 def assistant_says_with_id(
     memory: MemoryService, session_id: str, sent: list[Message], text: str, message_id: str
 ) -> None:
@@ -140,6 +142,7 @@ def session_remembers(
 
 
 @given(parsers.parse('the assistant called the tool "{name}" with the arguments {arguments}'))
+@requires("tool_calls")
 def assistant_called_tool(
     memory: MemoryService, session_id: str, sent: list[Message], name: str, arguments: str
 ) -> None:
@@ -155,6 +158,7 @@ def assistant_called_tool(
 
 
 @given(parsers.parse('the tool "{name}" answered "{text}"'))
+@requires("tool_calls")
 def tool_answered(
     memory: MemoryService, session_id: str, sent: list[Message], name: str, text: str
 ) -> None:
@@ -225,6 +229,7 @@ def users_each_said(memory: MemoryService, count: int, text: str) -> list[str]:
 
 
 @when("the last message is sent again")
+@requires("message_ids")
 def last_message_sent_again(memory: MemoryService, session_id: str, sent: list[Message]) -> None:
     """The app retries its last write (e.g. after a timeout), with the same message id.
 
@@ -234,6 +239,7 @@ def last_message_sent_again(memory: MemoryService, session_id: str, sent: list[M
 
 
 @when(parsers.re(r'messages? (?P<ids>"[^"]+"(?:(?:, | and )"[^"]+")*) (?:is|are) sent again'))
+@requires("message_ids")
 def messages_sent_again(
     memory: MemoryService, session_id: str, sent: list[Message], ids: str
 ) -> None:
@@ -250,6 +256,7 @@ def messages_sent_again(
     parsers.re(r"the app sends the last (?P<count>\d+) messages? again, as chat messages"),
     converters={"count": int},
 )
+@requires("chat_messages", "message_ids")
 def app_resends_as_chat(
     memory: MemoryService, session_id: str, sent: list[Message], count: int
 ) -> None:
@@ -262,6 +269,7 @@ def app_resends_as_chat(
 
 
 @when(parsers.parse('the app sends message "{message_id}" saying "{text}"'))
+@requires("message_ids", "typed_errors")
 def app_sends_with_id(
     memory: MemoryService, session_id: str, attempt: Attempt, message_id: str, text: str
 ) -> None:
@@ -273,6 +281,7 @@ def app_sends_with_id(
 
 
 @when(parsers.parse('the app sends a message with the role "{role}"'))
+@requires("typed_errors")
 def app_sends_role(memory: MemoryService, session_id: str, attempt: Attempt, role: str) -> None:
     """The app tries to store a message whose role the memory should refuse.
 
@@ -282,6 +291,7 @@ def app_sends_role(memory: MemoryService, session_id: str, attempt: Attempt, rol
 
 
 @when(parsers.parse("the app sends a message whose content is the number {number:d}"))
+@requires("typed_errors")
 def app_sends_number(memory: MemoryService, session_id: str, attempt: Attempt, number: int) -> None:
     """The app tries to store a message whose content is not text.
 
@@ -291,6 +301,7 @@ def app_sends_number(memory: MemoryService, session_id: str, attempt: Attempt, n
 
 
 @when(parsers.parse("the app sends a message of {length:d} characters"))
+@requires("typed_errors")
 def app_sends_long(memory: MemoryService, session_id: str, attempt: Attempt, length: int) -> None:
     """The app tries to store a message longer than the memory accepts.
 
@@ -300,6 +311,7 @@ def app_sends_long(memory: MemoryService, session_id: str, attempt: Attempt, len
 
 
 @when(parsers.parse("the app sends a message to a session whose id is {length:d} characters long"))
+@requires("typed_errors")
 def app_sends_to_long_session(memory: MemoryService, attempt: Attempt, length: int) -> None:
     """The app tries to store a message under a session id longer than allowed.
 
@@ -309,6 +321,7 @@ def app_sends_to_long_session(memory: MemoryService, attempt: Attempt, length: i
 
 
 @when("the app sends a message to a session with an empty id")
+@requires("typed_errors")
 def app_sends_to_empty_session(memory: MemoryService, attempt: Attempt) -> None:
     """The app tries to store a message without saying which session it belongs to.
 
@@ -318,6 +331,7 @@ def app_sends_to_empty_session(memory: MemoryService, attempt: Attempt) -> None:
 
 
 @then(parsers.parse('the message is refused with the reason "{reason}"'))
+@requires("typed_errors")
 def message_refused(attempt: Attempt, reason: str) -> None:
     """The memory refused the message with a clear, typed error.
 
@@ -331,6 +345,7 @@ def message_refused(attempt: Attempt, reason: str) -> None:
 
 
 @when(parsers.parse("the app sends the chat message {message}"))
+@requires("chat_messages")
 def app_sends_chat_message(
     memory: MemoryService, session_id: str, attempt: Attempt, message: str
 ) -> None:
@@ -344,6 +359,7 @@ def app_sends_chat_message(
 @given("the app sent these chat messages:")
 @when("the app sends these chat messages:")
 @reads_json
+@requires("chat_messages")
 def app_sends_chat_messages(
     memory: MemoryService, session_id: str, chat_turns: list[list[Any]], docstring: str
 ) -> None:
@@ -359,6 +375,7 @@ def app_sends_chat_messages(
 
 @when("the app tries to send these chat messages:")
 @reads_json
+@requires("chat_messages", "typed_errors")
 def app_tries_chat_messages(
     memory: MemoryService, session_id: str, attempt: Attempt, docstring: str
 ) -> None:
@@ -370,6 +387,7 @@ def app_tries_chat_messages(
 
 
 @then(parsers.parse('the refusal names the message id "{message_id}"'))
+@requires("typed_errors")
 def refusal_names_id(attempt: Attempt, message_id: str) -> None:
     """The refusal is a MessageIdConflictError carrying the id stored with other content.
 
@@ -380,6 +398,7 @@ def refusal_names_id(attempt: Attempt, message_id: str) -> None:
 
 
 @when("the app sends the same chat messages again")
+@requires("chat_messages")
 def app_resends_chat_messages(
     memory: MemoryService, session_id: str, chat_turns: list[list[Any]]
 ) -> None:
@@ -392,6 +411,7 @@ def app_resends_chat_messages(
 
 
 @when(parsers.parse("the app sends a message whose id is {length:d} characters long"))
+@requires("message_ids")
 def app_sends_long_id(
     memory: MemoryService, session_id: str, attempt: Attempt, length: int
 ) -> None:
@@ -413,6 +433,7 @@ def message_accepted(attempt: Attempt) -> None:
 
 
 @then(parsers.parse('message "{message_id}" is stored once, sent at {moment:ti} UTC'))
+@requires("message_ids", "timestamps")
 def stored_once_at(
     memory: MemoryService, session_id: str, sent: list[Message], message_id: str, moment: datetime
 ) -> None:

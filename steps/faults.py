@@ -48,11 +48,14 @@ from chat_memory import (
     WriteOutcomeUnknownError,
     acl_rules,
 )
+from chat_memory_suite.apis import Services
+from chat_memory_suite.backends import ClientRecipe
+from chat_memory_suite.servers import HOST, ThrowawayServer
 
-from ._apis import Services
-from ._backends import ClientRecipe
-from ._servers import HOST, ThrowawayServer
 from .conversation import Attempt
+
+REQUIRES = ("server_faults",)
+"""What every step here needs of the memory under test (see chat_memory_suite.adapter)."""
 
 
 @pytest.fixture

@@ -46,10 +46,12 @@ from chat_memory import (
     approximate_tokens,
 )
 from chat_memory.testing import AsyncFakeLLM, FakeLLM, FakeLLMError, count_words
+from chat_memory_suite.apis import Services
+from chat_memory_suite.compare import expect_messages, expect_text, table
+from chat_memory_suite.tables import MESSAGE_COLUMNS, messages, reads_json, reads_table
 
-from ._apis import Services
-from ._compare import expect_messages, expect_text, table
-from ._tables import MESSAGE_COLUMNS, messages, reads_json, reads_table
+REQUIRES = ("chat",)
+"""What every step here needs of the memory under test (see chat_memory_suite.adapter)."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -23,8 +23,9 @@ import pytest
 from pytest_bdd import given, parsers, then, when
 
 from chat_memory import InvalidInputError, MemoryService
+from chat_memory_suite.adapter import requires
+from chat_memory_suite.apis import Services
 
-from ._apis import Services
 from .clock import ScenarioClock
 
 
@@ -88,6 +89,7 @@ def a_new_session(name: str) -> str:
 
 
 @given(parsers.re(r"the history limit is (?P<limit>\d+) messages?"), converters={"limit": int})
+@requires("history_limit")
 def history_limit(memory_settings: MemorySettings, limit: int) -> None:
     """Keep only the newest ``limit`` messages of each session.
 
@@ -100,6 +102,7 @@ def history_limit(memory_settings: MemorySettings, limit: int) -> None:
     parsers.re(r"message ids are remembered for the newest (?P<count>\d+) messages?"),
     converters={"count": int},
 )
+@requires("client_settings")
 def ids_remembered_for(memory_settings: MemorySettings, count: int) -> None:
     """Recognise a retried message by its id only among the session's newest ``count``.
 
@@ -109,6 +112,7 @@ def ids_remembered_for(memory_settings: MemorySettings, count: int) -> None:
 
 
 @given(parsers.parse("sessions expire after {minutes:d} minutes of inactivity"))
+@requires("ttl")
 def sessions_expire(memory_settings: MemorySettings, clock: ScenarioClock, minutes: int) -> None:
     """Forget a session after this long without a new message (and freeze the clock).
 
@@ -119,6 +123,7 @@ def sessions_expire(memory_settings: MemorySettings, clock: ScenarioClock, minut
 
 
 @given("the app was redeployed with sessions that never expire", target_fixture="memory")
+@requires("ttl")
 def redeployed_without_expiry(
     memory_settings: MemorySettings, services: Services, namespace: str
 ) -> MemoryService:
@@ -131,6 +136,7 @@ def redeployed_without_expiry(
 
 
 @given("the memory's client decodes responses as text")
+@requires("client_settings")
 def client_decodes_responses(memory_settings: MemorySettings) -> None:
     """The app's Redis client is built with ``decode_responses=True``, as many apps do.
 
@@ -141,6 +147,7 @@ def client_decodes_responses(memory_settings: MemorySettings) -> None:
 
 
 @then(parsers.re(r"the session expires in (?P<seconds>\d+) seconds?"), converters={"seconds": int})
+@requires("ttl")
 def session_expires_in(memory: MemoryService, session_id: str, seconds: int) -> None:
     """The memory reports this much time left (to the second) before the session is forgotten.
 
@@ -156,6 +163,7 @@ def session_expires_in(memory: MemoryService, session_id: str, seconds: int) -> 
 
 
 @then("the memory reports no time left for the session")
+@requires("ttl")
 def no_time_left(memory: MemoryService, session_id: str) -> None:
     """``ttl()`` is None: the session never expires, or the memory holds nothing of it.
 
@@ -177,6 +185,7 @@ def session_is_cleared(memory: MemoryService, session_id: str) -> None:
 @given(
     parsers.parse("sessions expire after {milliseconds:d} milliseconds of inactivity, in real time")
 )
+@requires("ttl")
 def sessions_expire_in_real_time(memory_settings: MemorySettings, milliseconds: int) -> None:
     """Forget a session after a short real time without messages (the clock is not frozen).
 
@@ -191,6 +200,7 @@ def _setting(value: str) -> Any:
 
 
 @given(parsers.parse("the memory is set up with {setting} = {value}"))
+@requires("client_settings")
 def memory_set_up_with(memory_settings: MemorySettings, setting: str, value: str) -> None:
     """Build the memory with this keyword setting, its value written as JSON (seconds for ttl).
 
@@ -206,6 +216,7 @@ def setup_error() -> list[InvalidInputError]:
 
 
 @when(parsers.parse("the app sets up the memory with {setting} = {value}"))
+@requires("client_settings")
 def app_sets_up_memory(
     services: Services,
     namespace: str,
@@ -224,6 +235,7 @@ def app_sets_up_memory(
 
 
 @then(parsers.parse('the setup is refused with the reason "{reason}"'))
+@requires("client_settings")
 def setup_refused(setup_error: list[InvalidInputError], reason: str) -> None:
     """Building the memory failed at once, with a typed error saying this.
 

@@ -31,10 +31,13 @@ import redis
 from pytest_bdd import given, parsers, then
 
 from chat_memory import DEFAULT_NAMESPACE, MemoryService, WrongKeyTypeError
+from chat_memory_suite.backends import RedisClient, scenario_keys
+from chat_memory_suite.tables import reads_table, rows
 
-from ._backends import RedisClient, scenario_keys
-from ._tables import reads_table, rows
 from .conversation import Attempt
+
+REQUIRES = ("storage_contract",)
+"""What every step here needs of the memory under test (see chat_memory_suite.adapter)."""
 
 
 def _in_scenario_namespace(key: str, namespace: str) -> str:

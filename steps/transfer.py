@@ -20,10 +20,13 @@ import pytest
 from pytest_bdd import given, parsers, then, when
 
 from chat_memory import ImportResult, MemoryService
+from chat_memory_suite.compare import expect_text
+from chat_memory_suite.tables import reads_json
 
-from ._compare import expect_text
-from ._tables import reads_json
 from .conversation import Attempt
+
+REQUIRES = ("export",)
+"""What every step here needs of the memory under test (see chat_memory_suite.adapter)."""
 
 
 @dataclass

@@ -34,11 +34,14 @@ from chat_memory import (
     MemoryService,
     SessionInfo,
 )
+from chat_memory_suite.backends import ClientRecipe, RedisClient, scenario_keys
+from chat_memory_suite.compare import expect_messages, expect_text
+from chat_memory_suite.tables import MESSAGE_COLUMNS, messages, reads_json, reads_table, rows
 
-from ._backends import ClientRecipe, RedisClient, scenario_keys
-from ._compare import expect_messages, expect_text
-from ._tables import MESSAGE_COLUMNS, messages, reads_json, reads_table, rows
 from .sessions import MemorySettings
+
+REQUIRES = ("users",)
+"""What every step here needs of the memory under test (see chat_memory_suite.adapter)."""
 
 LISTING_COLUMNS = ("session", "title", "messages", "created", "last active")
 

@@ -15,7 +15,7 @@ import pytest
 import redis.asyncio
 
 from chat_memory import AsyncMemoryService, Message
-from steps._servers import HOST, ThrowawayServer
+from chat_memory_suite.servers import HOST, ThrowawayServer
 
 
 @pytest.fixture

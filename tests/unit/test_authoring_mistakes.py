@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from steps._catalog import step_definitions
-from steps._check import check_feature, project_tags, registered_markers
-from steps._gherkin import read_feature
+from chat_memory_suite.catalog import step_definitions
+from chat_memory_suite.check import check_feature, project_tags, registered_markers
+from chat_memory_suite.gherkin import read_feature
 
 ROOT = Path(__file__).resolve().parents[2]
 

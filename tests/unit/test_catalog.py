@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from steps._catalog import catalog, readable, render_markdown, render_text
+from chat_memory_suite.catalog import catalog, readable, render_markdown, render_text
 
 ROOT = Path(__file__).resolve().parents[2]
 REFRESH = "pytest --bdd-steps --bdd-steps-output docs/steps.md"
@@ -33,7 +33,7 @@ def test_every_step_has_a_summary_and_a_gherkin_example() -> None:
 def test_the_text_catalog_groups_by_module_and_reports_unused_steps() -> None:
     definitions, _ = catalog(ROOT, [ROOT / "features"])
     text = render_text(definitions, definitions[:1])
-    assert "steps.conversation: Steps about what is said in a session" in text
+    assert "chat_memory_suite.steps.conversation: Steps about what is said in a session" in text
     assert '  When the user says "{text}"' in text
     assert f"1 step(s) no scenario uses:\n  {definitions[0].sentence}" in text
 
@@ -54,5 +54,7 @@ def test_bdd_steps_prints_the_catalog_and_runs_nothing(pytester: pytest.Pytester
         str(ROOT / "features"),
     )
     assert result.ret == 0
-    result.stdout.fnmatch_lines(["steps.clock: Steps about time passing", "*Every step is used*"])
+    result.stdout.fnmatch_lines(
+        ["chat_memory_suite.steps.clock: Steps about time passing", "*Every step is used*"]
+    )
     assert "collected" not in result.stdout.str()

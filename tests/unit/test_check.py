@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from steps._catalog import step_definitions
-from steps._check import Problem, check_feature, registered_markers
-from steps._gherkin import read_feature
+from chat_memory_suite.catalog import step_definitions
+from chat_memory_suite.check import Problem, check_feature, registered_markers
+from chat_memory_suite.gherkin import read_feature
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -132,7 +132,8 @@ def test_bdd_check_exits_nonzero_without_running_anything(
 ) -> None:
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     pytester.makeconftest(
-        'pytest_plugins = ["steps._catalog", "steps._check", "steps._collect", "steps.context"]\n'
+        "pytest_plugins = ['chat_memory_suite.catalog', 'chat_memory_suite.check',\n"
+        "    'chat_memory_suite.collect', 'chat_memory_suite.steps.context']\n"
     )
     (pytester.path / "a.feature").write_text(
         "Feature: A\n  Scenario: S\n    Then the contxt is empty\n", encoding="utf-8"

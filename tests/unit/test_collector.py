@@ -9,7 +9,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFTEST = """
 from pytest_bdd import given, then, parsers
 
-pytest_plugins = ["steps._collect"]
+pytest_plugins = ["chat_memory_suite.collect"]
 
 
 @given(parsers.parse("a number {n:d}"), target_fixture="number")

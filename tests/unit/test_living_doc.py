@@ -14,7 +14,12 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFTEST = '''
 from pytest_bdd import given, then, when, parsers
 
-pytest_plugins = ["steps._catalog", "steps._check", "steps._collect", "steps._living_doc"]
+pytest_plugins = [
+    "chat_memory_suite.catalog",
+    "chat_memory_suite.check",
+    "chat_memory_suite.collect",
+    "chat_memory_suite.living_doc",
+]
 
 
 @given(parsers.parse("a basket with {count:d} apples"), target_fixture="basket")

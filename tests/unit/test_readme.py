@@ -24,8 +24,8 @@ def test_the_readme_error_tree_names_every_error_in_the_library() -> None:
 
 
 def test_every_sentence_in_the_readme_step_table_exists() -> None:
-    from steps._catalog import step_definitions
-    from steps._gherkin import KINDS, StepSpec
+    from chat_memory_suite.catalog import step_definitions
+    from chat_memory_suite.gherkin import KINDS, StepSpec
 
     table = README[README.index("| step | meaning |") :].split("\n\n")[0]
     sentences = re.findall(r"`((?:Given|When|Then) [^`]+)`", table)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from steps._compare import expect_messages
+from chat_memory_suite.compare import expect_messages
 
 ROOT = Path(__file__).resolve().parents[2]
 

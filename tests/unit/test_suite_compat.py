@@ -1,13 +1,13 @@
 """What the suite takes from pytest-bdd and freezegun beyond their documented API still holds.
 
-If a test here fails after an upgrade, ``steps/_compat.py`` needs a look.
+If a test here fails after an upgrade, ``src/chat_memory_suite/_compat.py`` needs a look.
 """
 
 from datetime import UTC, datetime, timedelta
 
 from freezegun import freeze_time
 
-from steps._compat import (
+from chat_memory_suite._compat import (
     FreezeTime,
     FrozenDateTimeFactory,
     Step,

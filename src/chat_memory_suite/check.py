@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from ._catalog import (
+from .catalog import (
     KINDS,
     StepDefinition,
     applies_to,
@@ -38,7 +38,7 @@ from ._catalog import (
     nearest,
     step_definitions,
 )
-from ._gherkin import FeatureSpec, StepSpec, feature_files, read_feature
+from .gherkin import FeatureSpec, StepSpec, feature_files, read_feature
 
 BUILTIN_MARKERS = frozenset({"skip", "skipif", "xfail", "usefixtures", "filterwarnings"})
 _PLACEHOLDER = re.compile(r"<([^<>]+)>")

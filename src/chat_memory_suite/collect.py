@@ -5,7 +5,7 @@ This plugin makes each ``.feature`` file its own collector, so an author adds a
 scenario or a whole feature file without touching Python, and test ids name the
 feature file: ``features/history_limit.feature::test_<scenario name>``.
 
-Each file is checked first (see :mod:`steps._check`). A file with a problem
+Each file is checked first (see :mod:`chat_memory_suite.check`). A file with a problem
 (an undefined step, a duplicate scenario name, ...) is not run: each of its
 scenarios is reported as an error with the ``file:line: ...`` messages, and
 "undefined" in the living documentation, while every other file's scenarios
@@ -25,20 +25,24 @@ from typing import Any
 import pytest
 from pytest_bdd import scenarios
 
-from ._catalog import StepDefinition, step_definitions
-from ._check import Problem, check_feature, project_tags, registered_markers
 from ._compat import (
     Step,
     registry_get_safe,
     scenario_wrapper_template_registry,
     step_function_context_registry,
 )
-from ._gherkin import FeatureSpec, ScenarioSpec, read_feature
+from .adapter import capabilities_of, unsupported
+from .catalog import StepDefinition, applies_to, nearest, step_definitions
+from .check import Problem, check_feature, project_tags, registered_markers
+from .gherkin import FeatureSpec, ScenarioSpec, read_feature
+from .plugin import memory_factory
 
 SCENARIO_KEY = "living-doc-scenario"
 PROBLEMS_KEY = "living-doc-problems"
 
 FEATURE_SUFFIX = ".feature"
+NOT_SUPPORTED = "not supported by this memory"
+"""How a scenario the memory under test cannot take is reported: skipped, with this reason."""
 
 
 _DEFINITIONS = pytest.StashKey[tuple[int, list[StepDefinition]]]()
@@ -97,6 +101,8 @@ class FeatureModule(pytest.Module):
         if problems:
             return list(_broken(self, feature, problems))
         collected = list(super().collect())
+        factory = memory_factory(self.config)
+        needs = self._needs(feature) if factory is not None else {}
         for node in collected:
             template = registry_get_safe(
                 scenario_wrapper_template_registry, getattr(node, "obj", None)
@@ -105,7 +111,23 @@ class FeatureModule(pytest.Module):
                 node.reportinfo = functools.partial(  # type: ignore[method-assign]
                     _scenario_location, self.path, template.line_number, node.name
                 )
+                missing = unsupported(needs.get(template.line_number, ()), capabilities_of(factory))
+                if missing:
+                    reason = f"{NOT_SUPPORTED}: needs {', '.join(missing)}"
+                    node.add_marker(pytest.mark.skip(reason=reason))
         return collected
+
+    def _needs(self, feature: FeatureSpec) -> dict[int, set[str]]:
+        """What each scenario (by line) needs of the memory, from the steps it uses."""
+        definitions = [d for d in self.config.stash[_DEFINITIONS][1] if applies_to(d, feature.path)]
+        needs: dict[int, set[str]] = {}
+        for spec in feature.scenarios:
+            found = needs.setdefault(spec.line, set())
+            for step in spec.steps:
+                found.update(
+                    *(d.requires for d in nearest([d for d in definitions if d.matches(step)]))
+                )
+        return needs
 
 
 def _broken(

@@ -19,7 +19,8 @@ import pytest
 from pytest_bdd import parsers
 
 from ._compat import step_function_context_registry
-from ._gherkin import FeatureSpec, StepSpec, feature_files, read_feature
+from .adapter import step_requirements
+from .gherkin import FeatureSpec, StepSpec, feature_files, read_feature
 
 KEYWORD = {"given": "Given", "when": "When", "then": "Then", None: "*"}
 KINDS = {
@@ -50,6 +51,8 @@ class StepDefinition:
     loosely_matches: Callable[[str], dict[str, str] | None] = lambda _: None
     table_columns: tuple[str, ...] | None = None
     json_docstring: bool = False
+    requires: frozenset[str] = frozenset()
+    """The capabilities of the memory under test this step needs (see the adapter module)."""
 
     @property
     def sentence(self) -> str:
@@ -146,6 +149,7 @@ def step_definitions(root: Path) -> list[StepDefinition]:
                 loosely_matches=_loose_matcher(context.parser),
                 table_columns=getattr(func, "table_columns", None),
                 json_docstring=getattr(func, "json_docstring", False),
+                requires=step_requirements(func, sys.modules.get(func.__module__)),
             )
         )
     return sorted(definitions, key=lambda d: (d.module, d.line, d.sentence))

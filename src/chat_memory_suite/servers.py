@@ -5,7 +5,7 @@ this module only lays out the servers, breaks them on request (stop, pause,
 restart without data) and joins cluster nodes with ``redis-cli --cluster
 create``. Run it directly to get a cluster for manual use until Ctrl-C (or SIGTERM)::
 
-    python -m steps._servers
+    python -m chat_memory_suite.servers
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ from redis.backoff import ExponentialBackoff
 
 from chat_memory import DEFAULT_NAMESPACE, KeyLayout
 
-from ._servers import throwaway_cluster
+from .servers import throwaway_cluster
 
 RedisClient = redis.Redis | redis.RedisCluster
 AsyncRedisClient = redis.asyncio.Redis | redis.asyncio.RedisCluster

@@ -24,9 +24,6 @@ from typing import Any
 import jinja2
 import pytest
 
-from ._backends import BACKEND_KEY
-from ._catalog import StepDefinition, feature_roots, step_definitions
-from ._collect import PROBLEMS_KEY, SCENARIO_KEY
 from ._compat import (
     Feature,
     Scenario,
@@ -34,10 +31,13 @@ from ._compat import (
     registry_get_safe,
     scenario_wrapper_template_registry,
 )
-from ._gherkin import FeatureSpec, ScenarioSpec, feature_files, read_feature
+from .backends import BACKEND_KEY
+from .catalog import StepDefinition, feature_roots, step_definitions
+from .collect import PROBLEMS_KEY, SCENARIO_KEY
+from .gherkin import FeatureSpec, ScenarioSpec, feature_files, read_feature
 
 STEPS_KEY = "living-doc-steps"
-API_KEY = "memory-api"  # set by steps._apis on every scenario it parametrizes
+API_KEY = "memory-api"  # set by chat_memory_suite.apis on every scenario it parametrizes
 STATUSES = ("passed", "failed", "skipped", "undefined", "not run")
 _STEPS = pytest.StashKey[list[dict[str, Any]]]()
 
@@ -218,9 +218,9 @@ def build(config: pytest.Config, collector: LivingDoc) -> dict[str, Any]:
 
 def _api_label(config: pytest.Config) -> str:
     """Which API the scenarios drove, as the pytest header says it."""
-    if not config.pluginmanager.has_plugin("steps._apis"):
+    if not config.pluginmanager.has_plugin("chat_memory_suite.apis"):
         return "sync"
-    from ._apis import selected_apis
+    from .apis import selected_apis
 
     apis = selected_apis(config)
     return "sync and async (each scenario on each)" if len(apis) > 1 else apis[0]
@@ -381,7 +381,7 @@ def _md_cell(value: object) -> str:
 def write(document: dict[str, Any], out: Path) -> None:
     """Render the HTML page and the Markdown file into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
-    loader = jinja2.PackageLoader("steps", "templates")
+    loader = jinja2.PackageLoader("chat_memory_suite", "templates")
     html = jinja2.Environment(loader=loader, autoescape=True, undefined=jinja2.StrictUndefined)
     markdown = jinja2.Environment(
         loader=loader,

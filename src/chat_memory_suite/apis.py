@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterator
+from datetime import timedelta
 from typing import Any, cast
 
 import pytest
@@ -27,7 +28,9 @@ from chat_memory import (
 )
 from chat_memory.testing import AsyncFakeLLM, FakeLLM
 
-from ._backends import AsyncRedisClient, ClientRecipe, RedisClient
+from .adapter import AdaptedMemory, Memory, MemoryConfig, capabilities_of
+from .backends import AsyncRedisClient, ClientRecipe, RedisClient
+from .plugin import memory_factory
 
 APIS = ("sync", "async")
 API_KEY = "memory-api"
@@ -71,17 +74,31 @@ class Blocking:
 class Services:
     """Builds the scenario's memory, chat and model for the API under test."""
 
-    def __init__(self, api: str, recipe: ClientRecipe, client: RedisClient) -> None:
-        """Build services over ``client`` (sync) or new async clients of ``recipe``."""
+    def __init__(
+        self,
+        api: str,
+        recipe: ClientRecipe,
+        client: RedisClient,
+        factory: Callable[[MemoryConfig], Memory] | None = None,
+    ) -> None:
+        """Build services over ``client`` (sync) or new async clients of ``recipe``.
+
+        With ``factory``, the memory under test is the one it builds (see
+        :mod:`chat_memory_suite.adapter`), not chat-memory's own service.
+        """
         self.api = api
         self._recipe = recipe
         self._client = client
+        self._factory = factory
+        self._adapted: list[AdaptedMemory] = []
         self._sync_clients: list[RedisClient] = []
         self._async_clients: list[AsyncRedisClient] = []
         self.loop = asyncio.new_event_loop() if api == "async" else None
 
     def memory(self, *, decode_responses: bool = False, **settings: Any) -> MemoryService:
         """Return a memory service (or its blocking view), with these settings."""
+        if self._factory is not None:
+            return self._adapter_memory(self._factory, **settings)
         if self.loop is None:
             client = self._client
             if decode_responses:
@@ -93,6 +110,35 @@ class Services:
         return cast(
             MemoryService, Blocking(AsyncMemoryService(async_client, **settings), self.loop)
         )
+
+    def memory_on(self, client: RedisClient, **settings: Any) -> MemoryService:
+        """A sync memory with these settings over a client of its own (one writer of many)."""
+        if self._factory is not None:
+            return self._adapter_memory(self._factory, client=client, **settings)
+        return MemoryService(client, **settings)
+
+    def _adapter_memory(
+        self,
+        factory: Callable[[MemoryConfig], Memory],
+        *,
+        namespace: str,
+        client: RedisClient | None = None,
+        max_history: int | None = None,
+        ttl: timedelta | float | None = None,
+        **others: Any,
+    ) -> MemoryService:
+        # Steps that set any other setting need the client_settings capability.
+        assert not others, f"settings {sorted(others)} reached an adapter"
+        config = MemoryConfig(
+            redis=client or self._client,
+            key_prefix=f"{namespace}:session:",
+            max_history=max_history,
+            ttl=ttl if ttl is None or isinstance(ttl, timedelta) else timedelta(seconds=ttl),
+            redis_url=self._recipe.url,
+        )
+        adapted = AdaptedMemory(factory(config))
+        self._adapted.append(adapted)
+        return cast(MemoryService, adapted)
 
     def chat(
         self,
@@ -130,6 +176,8 @@ class Services:
         """Close every client this scenario opened, and its loop."""
         for client in self._sync_clients:
             client.close()
+        for adapted in self._adapted:
+            adapted.close()
         if self.loop is not None:
             for async_client in self._async_clients:
                 self.loop.run_until_complete(async_client.aclose())
@@ -148,12 +196,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def selected_apis(config: pytest.Config) -> tuple[str, ...]:
     """The APIs this run drives."""
+    if memory_factory(config) is not None:
+        return ("sync",)  # the adapter's memory, called as it is (sync or async)
     chosen = str(config.getoption("--memory-api"))
     return APIS if chosen == "both" else (chosen,)
 
 
 def pytest_report_header(config: pytest.Config) -> str:
     """Name the API in the pytest header."""
+    factory = memory_factory(config)
+    if factory is not None:
+        declared = ", ".join(sorted(capabilities_of(factory))) or "none"
+        name = f"{factory.__module__}:{getattr(factory, '__qualname__', factory)}"
+        return f"memory under test: {name} (capabilities: {declared})"
     apis = selected_apis(config)
     if len(apis) == 2:
         return "chat-memory API: sync and async (each scenario runs on both)"
@@ -176,9 +231,13 @@ def memory_api(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def services(
-    memory_api: str, client_recipe: ClientRecipe, redis_client: RedisClient
+    request: pytest.FixtureRequest,
+    memory_api: str,
+    client_recipe: ClientRecipe,
+    redis_client: RedisClient,
 ) -> Iterator[Services]:
     """The scenario's service builder for its API; closes what it opened."""
-    built = Services(memory_api, client_recipe, redis_client)
+    factory = memory_factory(request.config)
+    built = Services(memory_api, client_recipe, redis_client, factory)
     yield built
     built.close()

@@ -1,0 +1,215 @@
+"""Put your own memory under chat-memory's scenarios: a factory, a small protocol, capabilities.
+
+A memory the suite can test has three methods, sync or ``async``::
+
+    add_messages(session_id, messages)  # store these chat_memory.Message, in order
+    get_messages(session_id)            # every stored message of the session, oldest first
+    clear(session_id)                   # forget the session
+
+and, with the ``ttl`` capability, ``ttl(session_id)``: the seconds left before
+the session expires, or None. The messages are :class:`chat_memory.Message`
+records; converting them to and from your own type is the adapter's job.
+
+The factory is what ``--memory-adapter module:name`` names. It takes a
+:class:`MemoryConfig` (the scenario's Redis client, a key prefix, the history
+limit and the TTL the scenario asked for) and returns the memory. It declares
+what the memory can do in a ``capabilities`` attribute; :func:`adapter` sets
+it. A scenario that needs a capability the memory lacks is reported as
+skipped, "not supported by this memory", with the capability named::
+
+    from chat_memory_suite.adapter import MemoryConfig, adapter
+
+    @adapter(capabilities={"history_limit", "ttl"})
+    def make_memory(config: MemoryConfig) -> MyMemory:
+        return MyMemory(config.redis, prefix=config.key_prefix,
+                        max_messages=config.max_history, ttl=config.ttl)
+
+``chat_memory_suite.adapters`` has working adapters for the stores teams use
+today; the smallest, :mod:`chat_memory_suite.adapters.seed`, is about 30 lines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Protocol, TypeVar
+
+import redis
+
+from chat_memory import Message, Role, ToolCall
+
+CAPABILITIES: dict[str, str] = {
+    "history_limit": "keeps only the newest messages of a session, up to a limit",
+    "ttl": "forgets a session after a time without new messages, and tells the time left",
+    "message_ids": "stores a message under the id the app gave it, once: a retry is no copy",
+    "timestamps": "records when each message was stored",
+    "tool_calls": "stores the assistant's tool calls and the tool results that answer them",
+    "atomic_turns": "stores a turn of several messages all together or not at all",
+    "chat_messages": "takes messages in the chat-completions shape (dicts)",
+    "typed_errors": "refuses bad input with chat-memory's typed errors, storing nothing",
+    "token_budget": "gives the newest messages that fit a token budget",
+    "storage_contract": "chat-memory's own keys and entries in Redis",
+    "server_faults": "chat-memory's own errors when the Redis server fails",
+    "chat": "chat-memory's chat turn (ChatService) over the memory",
+    "users": "sessions of a user: listing, metadata, erasure",
+    "export": "exporting and importing a session as JSON Lines",
+    "compaction": "folding old messages into one summary",
+    "client_settings": "chat-memory's own client settings (text replies, key namespace, ...)",
+}
+"""Every capability a scenario can need, and what it means. The last ones are chat-memory's."""
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def requires(*capabilities: str) -> Callable[[F], F]:
+    """Mark a step definition as needing these capabilities of the memory under test."""
+    unknown = sorted(set(capabilities) - CAPABILITIES.keys())
+    if unknown:
+        raise ValueError(f"unknown capabilities {unknown}: known are {sorted(CAPABILITIES)}")
+
+    def mark(step: F) -> F:
+        step.requires = (*getattr(step, "requires", ()), *capabilities)  # type: ignore[attr-defined]
+        return step
+
+    return mark
+
+
+def step_requirements(step: Callable[..., Any], module: Any) -> frozenset[str]:
+    """What a step definition needs: its own ``@requires``, else its module's ``REQUIRES``."""
+    own = getattr(step, "requires", None)
+    return frozenset(own if own is not None else getattr(module, "REQUIRES", ()))
+
+
+@dataclass(frozen=True)
+class MemoryConfig:
+    """What a scenario asks of the memory it gets from the factory."""
+
+    redis: redis.Redis | redis.RedisCluster
+    """A client of the scenario's Redis server (fakeredis by default, or a real one)."""
+    key_prefix: str
+    """Start every key with it: the suite finds the scenario's keys by it, to move their
+    expiry with the scenario's clock and to delete them after it on a shared server."""
+    max_history: int | None = None
+    """The history limit a ``history_limit`` scenario set; None for the memory's own default."""
+    ttl: timedelta | None = None
+    """The sliding expiry a ``ttl`` scenario set; None when the scenario sets none."""
+    redis_url: str | None = None
+    """The server's URL, for stores that open their own connection; None on fakeredis."""
+
+
+class Memory(Protocol):
+    """The memory under test, as the suite calls it (each method may also be ``async``)."""
+
+    def add_messages(self, session_id: str, messages: Sequence[Message]) -> object:
+        """Store ``messages`` at the end of the session, in order."""
+
+    def get_messages(self, session_id: str) -> Sequence[Message]:
+        """Return every stored message of the session, oldest first."""
+
+    def clear(self, session_id: str) -> object:
+        """Forget the session."""
+
+
+def adapter(*, capabilities: Iterable[str]) -> Callable[[F], F]:
+    """Declare what the memory a factory builds can do (names from :data:`CAPABILITIES`)."""
+    declared = frozenset(capabilities)
+    unknown = sorted(declared - CAPABILITIES.keys())
+    if unknown:
+        raise ValueError(f"unknown capabilities {unknown}: known are {sorted(CAPABILITIES)}")
+
+    def mark(factory: F) -> F:
+        factory.capabilities = declared  # type: ignore[attr-defined]
+        return factory
+
+    return mark
+
+
+def capabilities_of(factory: object) -> frozenset[str]:
+    """The capabilities a factory declares (none if it declares nothing)."""
+    declared = frozenset(getattr(factory, "capabilities", ()))
+    unknown = sorted(declared - CAPABILITIES.keys())
+    if unknown:
+        raise ValueError(f"unknown capabilities {unknown}: known are {sorted(CAPABILITIES)}")
+    return declared
+
+
+class AdaptedMemory:
+    """A :class:`Memory` seen through the calls the steps make on chat-memory's own service.
+
+    Only what the protocol offers is here; a step that needs more is marked
+    with the capability, so it never reaches an adapter that lacks it.
+    """
+
+    def __init__(self, memory: Memory) -> None:
+        """Wrap ``memory``; its coroutine results run on an event loop of the wrapper's own."""
+        self.memory = memory
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _done(self, result: Any) -> Any:
+        if not inspect.isawaitable(result):
+            return result
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+        return self._loop.run_until_complete(result)
+
+    def add_message(
+        self,
+        session_id: str,
+        role: Role,
+        content: str | None,
+        *,
+        message_id: str | None = None,
+        tool_calls: Iterable[ToolCall] = (),
+        tool_call_id: str | None = None,
+        name: str | None = None,
+    ) -> Message:
+        """Store one message, built the way chat-memory's ``add_message`` builds it."""
+        message = Message(
+            role=role,
+            content=content,
+            id=message_id,
+            tool_calls=tuple(tool_calls),
+            tool_call_id=tool_call_id,
+            name=name,
+        )
+        self.add_messages(session_id, [message])
+        return message
+
+    def add_messages(self, session_id: str, messages: Iterable[Message]) -> list[Message]:
+        """Store several messages in one call of the memory."""
+        batch = list(messages)
+        self._done(self.memory.add_messages(session_id, batch))
+        return batch
+
+    def get_messages(self, session_id: str) -> list[Message]:
+        """Every stored message of the session, oldest first."""
+        return list(self._done(self.memory.get_messages(session_id)))
+
+    def get_context(self, session_id: str) -> list[dict[str, Any]]:
+        """The session in the chat-completions shape, as a model would be given it."""
+        return [message.to_chat() for message in self.get_messages(session_id)]
+
+    def clear(self, session_id: str) -> None:
+        """Forget the session."""
+        self._done(self.memory.clear(session_id))
+
+    def ttl(self, session_id: str) -> float | None:
+        """The seconds left before the session expires (the ``ttl`` capability)."""
+        ttl = getattr(self.memory, "ttl", None)
+        if ttl is None:
+            raise AssertionError("the memory declares the ttl capability but has no ttl()")
+        left = self._done(ttl(session_id))
+        return None if left is None else float(left)
+
+    def close(self) -> None:
+        """Close the loop of any async memory."""
+        if self._loop is not None:
+            self._loop.close()
+
+
+def unsupported(needed: Collection[str], declared: Collection[str]) -> list[str]:
+    """The capabilities in ``needed`` that ``declared`` lacks, sorted."""
+    return sorted(set(needed) - set(declared))

@@ -1,0 +1,146 @@
+"""The acceptance suite as a pytest plugin, registered through the ``pytest11`` entry point.
+
+Installing ``chat-memory[suite]`` makes pytest load this module, and nothing
+more: it only adds options until a project asks for the suite, so a project
+that has chat-memory installed for its memory alone sees no change. The suite
+is switched on by any of:
+
+- ``pytest --chat-memory-suite``: run chat-memory's own scenarios, shipped in
+  the package, against the memory under test;
+- ``pytest --memory-adapter mypackage.adapters:make_memory``: the memory under
+  test is the team's own, through an adapter (see :mod:`chat_memory_suite.adapter`);
+- ``chat_memory_suite = true`` in the project's pytest configuration: its own
+  ``.feature`` files use the suite's step sentences (this repository does that).
+
+Then the suite's machinery and step definitions are registered, the same
+modules this repository runs its own scenarios with.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+FACTORY_KEY = pytest.StashKey["Callable[..., Any] | None"]()
+"""The factory of the memory under test, from --memory-adapter; None for chat-memory's own."""
+
+MACHINERY = (
+    "chat_memory_suite.catalog",
+    "chat_memory_suite.check",
+    "chat_memory_suite.collect",
+    "chat_memory_suite.backends",
+    "chat_memory_suite.apis",
+    "chat_memory_suite.living_doc",
+)
+"""The suite's machinery, in the order its modules import each other."""
+
+STEPS = tuple(
+    f"chat_memory_suite.steps.{name}"
+    for name in (
+        "clock",
+        "sessions",
+        "conversation",
+        "context",
+        "storage",
+        "concurrency",
+        "model",
+        "faults",
+        "users",
+        "transfer",
+        "compaction",
+    )
+)
+"""The step definitions, one module per domain concept (``steps/`` in the repository)."""
+
+
+def features_folder() -> Path:
+    """Where the suite's own ``.feature`` files are: in the package, or the repository's."""
+    spec = importlib.util.find_spec("chat_memory_suite.steps")
+    if spec is None or spec.origin is None:
+        raise pytest.UsageError("chat_memory_suite.steps is missing: reinstall chat-memory[suite]")
+    return Path(spec.origin).resolve().parent.parent / "features"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Add the switches that turn the suite on, and its two configuration keys."""
+    group = parser.getgroup("chat-memory")
+    group.addoption(
+        "--chat-memory-suite",
+        action="store_true",
+        help="run chat-memory's own scenarios (shipped in the package) against the memory",
+    )
+    group.addoption(
+        "--memory-adapter",
+        metavar="MODULE:FACTORY",
+        help="test your own memory: FACTORY(config) returns it (see chat_memory_suite.adapter)",
+    )
+    parser.addini(
+        "chat_memory_suite",
+        type="bool",
+        default=False,
+        help="load chat-memory's step definitions for this project's .feature files",
+    )
+    parser.addini(
+        "memory_adapter",
+        default="",
+        help="MODULE:FACTORY of the memory under test, as --memory-adapter",
+    )
+
+
+def _wanted(config: pytest.Config) -> bool:
+    known = config.known_args_namespace
+    return bool(
+        getattr(known, "chat_memory_suite", False)
+        or getattr(known, "memory_adapter", None)
+        or config.getini("chat_memory_suite")
+        or config.getini("memory_adapter")
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, parser: pytest.Parser, args: list[str]
+) -> None:
+    """Register the suite before the command line is parsed, so its options exist."""
+    if not _wanted(early_config):
+        return
+    for name in (*MACHINERY, *STEPS):
+        early_config.pluginmanager.import_plugin(name)
+    if early_config.known_args_namespace.chat_memory_suite:
+        args.append(str(features_folder()))
+
+
+def _load_factory(spec: str) -> Callable[..., Any]:
+    module_name, _, name = spec.partition(":")
+    if not module_name or not name:
+        raise pytest.UsageError(f"--memory-adapter {spec!r}: write it as module:factory")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise pytest.UsageError(f"--memory-adapter {spec!r}: cannot import it: {error}") from error
+    factory = getattr(module, name, None)
+    if not callable(factory):
+        raise pytest.UsageError(f"--memory-adapter {spec!r}: {module_name} has no factory {name}")
+    from .adapter import capabilities_of
+
+    try:
+        capabilities_of(factory)
+    except ValueError as error:
+        raise pytest.UsageError(f"--memory-adapter {spec!r}: {error}") from error
+    return cast(Callable[..., Any], factory)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Find the memory under test: the adapter's factory, or chat-memory's own service."""
+    spec = config.getoption("--memory-adapter") or config.getini("memory_adapter")
+    config.stash[FACTORY_KEY] = _load_factory(str(spec)) if spec else None
+
+
+def memory_factory(config: pytest.Config) -> Callable[..., Any] | None:
+    """The factory of the memory under test, or None when it is chat-memory's own service."""
+    return config.stash.get(FACTORY_KEY, None)
