@@ -104,7 +104,10 @@ class Memory(Protocol):
     """The memory under test, as the suite calls it (each method may also be ``async``)."""
 
     def add_messages(self, session_id: str, messages: Sequence[Message]) -> object:
-        """Store ``messages`` at the end of the session, in order."""
+        """Store ``messages`` at the end of the session, in order.
+
+        It may return the messages as stored (with the time and id the memory gave them).
+        """
 
     def get_messages(self, session_id: str) -> Sequence[Message]:
         """Return every stored message of the session, oldest first."""
@@ -175,13 +178,19 @@ class AdaptedMemory:
             tool_call_id=tool_call_id,
             name=name,
         )
-        self.add_messages(session_id, [message])
-        return message
+        return self.add_messages(session_id, [message])[0]
 
     def add_messages(self, session_id: str, messages: Iterable[Message]) -> list[Message]:
-        """Store several messages in one call of the memory."""
+        """Store several messages in one call of the memory.
+
+        Returns the messages as the memory stored them when it says so (a list
+        of as many messages, as chat-memory's own service returns), else as sent.
+        """
         batch = list(messages)
-        self._done(self.memory.add_messages(session_id, batch))
+        stored = self._done(self.memory.add_messages(session_id, batch))
+        as_stored = isinstance(stored, list) and len(stored) == len(batch)
+        if as_stored and all(isinstance(message, Message) for message in stored):
+            return list(stored)
         return batch
 
     def get_messages(self, session_id: str) -> list[Message]:

@@ -26,7 +26,7 @@ class SeedMemory:
         self.client = client
         self.prefix = config.key_prefix
         self.max_history = config.max_history or 20
-        self.ttl = config.ttl
+        self.expiry = config.ttl
 
     def add_messages(self, session_id: str, messages: Sequence[Message]) -> None:
         """Push each message's role and text, then trim the list and renew its expiry."""
@@ -34,8 +34,8 @@ class SeedMemory:
         for message in messages:
             self.client.rpush(key, json.dumps({"role": message.role, "content": message.content}))
         self.client.ltrim(key, -self.max_history, -1)
-        if self.ttl is not None:
-            self.client.expire(key, self.ttl)
+        if self.expiry is not None:
+            self.client.expire(key, self.expiry)
 
     def get_messages(self, session_id: str) -> list[Message]:
         """Every entry of the session's list, oldest first."""
