@@ -219,6 +219,13 @@ class AdaptedMemory:
             self._loop.close()
 
 
+def describe_factory(factory: object) -> str:
+    """Name a factory and its capabilities, for the pytest header and the living documentation."""
+    declared = ", ".join(sorted(capabilities_of(factory))) or "none"
+    name = f"{getattr(factory, '__module__', '?')}:{getattr(factory, '__qualname__', factory)}"
+    return f"{name} (capabilities: {declared})"
+
+
 def unsupported(needed: Collection[str], declared: Collection[str]) -> list[str]:
     """The capabilities in ``needed`` that ``declared`` lacks, sorted."""
     return sorted(set(needed) - set(declared))

@@ -28,7 +28,7 @@ from chat_memory import (
 )
 from chat_memory.testing import AsyncFakeLLM, FakeLLM
 
-from .adapter import AdaptedMemory, Memory, MemoryConfig, capabilities_of
+from .adapter import AdaptedMemory, Memory, MemoryConfig, describe_factory
 from .backends import AsyncRedisClient, ClientRecipe, RedisClient
 from .plugin import memory_factory
 
@@ -206,9 +206,7 @@ def pytest_report_header(config: pytest.Config) -> str:
     """Name the API in the pytest header."""
     factory = memory_factory(config)
     if factory is not None:
-        declared = ", ".join(sorted(capabilities_of(factory))) or "none"
-        name = f"{factory.__module__}:{getattr(factory, '__qualname__', factory)}"
-        return f"memory under test: {name} (capabilities: {declared})"
+        return f"memory under test: {describe_factory(factory)}"
     apis = selected_apis(config)
     if len(apis) == 2:
         return "chat-memory API: sync and async (each scenario runs on both)"

@@ -20,7 +20,7 @@ from pytest_bdd import parsers
 
 from ._compat import step_function_context_registry
 from .adapter import step_requirements
-from .gherkin import FeatureSpec, StepSpec, feature_files, read_feature
+from .gherkin import FeatureSpec, StepSpec, feature_files, read_feature, shown_path
 
 KEYWORD = {"given": "Given", "when": "When", "then": "Then", None: "*"}
 KINDS = {
@@ -127,11 +127,7 @@ def step_definitions(root: Path) -> list[StepDefinition]:
         func = context.step_func
         if func.__module__.startswith("pytest_bdd"):
             continue
-        source = Path(inspect.getsourcefile(func) or "?")
-        try:
-            path = str(source.resolve().relative_to(root.resolve()))
-        except ValueError:
-            path = str(source)
+        path = shown_path(Path(inspect.getsourcefile(func) or "?").resolve(), root)
         doc = inspect.getdoc(func) or ""
         lines = [line.strip() for line in doc.splitlines() if line.strip()]
         definitions.append(

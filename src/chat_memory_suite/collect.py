@@ -34,11 +34,13 @@ from ._compat import (
 from .adapter import capabilities_of, unsupported
 from .catalog import StepDefinition, applies_to, nearest, step_definitions
 from .check import Problem, check_feature, project_tags, registered_markers
-from .gherkin import FeatureSpec, ScenarioSpec, read_feature
+from .gherkin import FeatureSpec, ScenarioSpec, read_feature, shown_path
 from .plugin import memory_factory
 
 SCENARIO_KEY = "living-doc-scenario"
 PROBLEMS_KEY = "living-doc-problems"
+NEEDS_KEY = "living-doc-needs"
+"""What the scenario needs of the memory under test (capability names), as a JSON list."""
 
 FEATURE_SUFFIX = ".feature"
 NOT_SUPPORTED = "not supported by this memory"
@@ -102,7 +104,8 @@ class FeatureModule(pytest.Module):
             return list(_broken(self, feature, problems))
         collected = list(super().collect())
         factory = memory_factory(self.config)
-        needs = self._needs(feature) if factory is not None else {}
+        recorded = factory is not None or self.config.getoption("living_doc", None)
+        needs = self._needs(feature) if recorded else {}
         for node in collected:
             template = registry_get_safe(
                 scenario_wrapper_template_registry, getattr(node, "obj", None)
@@ -111,7 +114,12 @@ class FeatureModule(pytest.Module):
                 node.reportinfo = functools.partial(  # type: ignore[method-assign]
                     _scenario_location, self.path, template.line_number, node.name
                 )
-                missing = unsupported(needs.get(template.line_number, ()), capabilities_of(factory))
+                needed = sorted(needs.get(template.line_number, ()))
+                if recorded:
+                    node.user_properties.append((NEEDS_KEY, json.dumps(needed)))
+                if factory is None:
+                    continue
+                missing = unsupported(needed, capabilities_of(factory))
                 if missing:
                     reason = f"{NOT_SUPPORTED}: needs {', '.join(missing)}"
                     node.add_marker(pytest.mark.skip(reason=reason))
@@ -201,6 +209,6 @@ def pytest_runtest_makereport(
         and item.config.getoption("tbstyle") in ("auto", "short")
     ):
         line, sentence = failed_step
-        where = item.path.relative_to(item.config.rootpath)
+        where = shown_path(item.path, item.config.rootpath)
         report.longrepr = f"{where}:{line}: {sentence}\n{call.excinfo.exconly()}"
     return report

@@ -17,6 +17,8 @@ from gherkin.errors import CompositeParserException
 from gherkin.parser import Parser
 from gherkin.pickles.compiler import Compiler
 
+from .plugin import features_folder
+
 KINDS = {"Context": "given", "Action": "when", "Outcome": "then"}
 
 
@@ -87,9 +89,26 @@ def feature_files(paths: Iterable[Path]) -> list[Path]:
     return sorted(found)
 
 
+def shown_path(path: Path, root: Path) -> str:
+    """How reports name a file: relative to the project's root, or as one of the suite's own.
+
+    The suite's own feature files and steps, when the suite runs from another
+    project, read ``chat-memory/features/...`` and ``chat-memory/steps/...``.
+    """
+    if not path.is_absolute():
+        return str(path)
+    resolved = path.resolve()
+    if resolved.is_relative_to(root.resolve()):
+        return str(resolved.relative_to(root.resolve()))
+    home = features_folder().parent
+    if resolved.is_relative_to(home):
+        return f"chat-memory/{resolved.relative_to(home)}"
+    return str(resolved)
+
+
 def read_feature(path: Path, root: Path) -> FeatureSpec:
     """Parse one feature file; a file that does not parse gives a spec with ``error`` set."""
-    relative = str(path.resolve().relative_to(root.resolve())) if path.is_absolute() else str(path)
+    relative = shown_path(path, root)
     text = path.read_text(encoding="utf-8")
     try:
         document: dict[str, Any] = cast(dict[str, Any], Parser().parse(text))

@@ -31,14 +31,15 @@ from ._compat import (
     registry_get_safe,
     scenario_wrapper_template_registry,
 )
+from .adapter import describe_factory
 from .backends import BACKEND_KEY
 from .catalog import StepDefinition, feature_roots, step_definitions
-from .collect import PROBLEMS_KEY, SCENARIO_KEY
-from .gherkin import FeatureSpec, ScenarioSpec, feature_files, read_feature
+from .collect import NEEDS_KEY, NOT_SUPPORTED, PROBLEMS_KEY, SCENARIO_KEY
+from .gherkin import FeatureSpec, ScenarioSpec, feature_files, read_feature, shown_path
 
 STEPS_KEY = "living-doc-steps"
 API_KEY = "memory-api"  # set by chat_memory_suite.apis on every scenario it parametrizes
-STATUSES = ("passed", "failed", "skipped", "undefined", "not run")
+STATUSES = ("passed", "failed", "not supported", "skipped", "undefined", "not run")
 _STEPS = pytest.StashKey[list[dict[str, Any]]]()
 
 Key = tuple[str, int, tuple[tuple[str, str], ...]]
@@ -52,6 +53,7 @@ class ScenarioResult:
     steps: dict[int, dict[str, Any]] = field(default_factory=dict)
     error: str | None = None
     reason: str | None = None
+    needs: list[str] = field(default_factory=list)
 
 
 class LivingDoc:
@@ -77,14 +79,17 @@ class LivingDoc:
         if STEPS_KEY in props:
             for step in json.loads(str(props[STEPS_KEY])):
                 result.steps[step["line"]] = step
+        if NEEDS_KEY in props:
+            result.needs = json.loads(str(props[NEEDS_KEY]))
         api = props.get(API_KEY)
         if PROBLEMS_KEY in props:
             result.status = "undefined"
             result.error = str(props[PROBLEMS_KEY])
         elif report.skipped:
-            result.status = "skipped"
             longrepr = report.longrepr
             result.reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+            unsupported = result.reason.removeprefix("Skipped: ").startswith(NOT_SUPPORTED)
+            result.status = "not supported" if unsupported else "skipped"
         elif report.failed:
             result.status = "failed"
             where = f"[{api} API] " if api else ""
@@ -135,8 +140,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             continue
         params = getattr(item, "callspec", None)
         example = params.params.get("_pytest_bdd_example", {}) if params else {}
-        path = item.path.resolve().relative_to(config.rootpath.resolve())
-        label = {"path": str(path), "line": template.line_number, "example": list(example.items())}
+        path = shown_path(item.path, config.rootpath)
+        label = {"path": path, "line": template.line_number, "example": list(example.items())}
         item.user_properties.append((SCENARIO_KEY, json.dumps(label)))
 
 
@@ -221,7 +226,11 @@ def _api_label(config: pytest.Config) -> str:
     if not config.pluginmanager.has_plugin("chat_memory_suite.apis"):
         return "sync"
     from .apis import selected_apis
+    from .plugin import memory_factory
 
+    factory = memory_factory(config)
+    if factory is not None:
+        return f"{describe_factory(factory)} (the memory under test, through its adapter)"
     apis = selected_apis(config)
     return "sync and async (each scenario on each)" if len(apis) > 1 else apis[0]
 
@@ -343,7 +352,7 @@ def _scenario(
             status = "undefined"
         elif recorded is not None:
             status = recorded["status"]
-        elif result.status == "skipped":
+        elif result.status in ("skipped", "not supported"):
             status = "skipped"
         else:  # never reached: the scenario was deselected, or stopped at an earlier step
             status = "not run"
@@ -370,6 +379,7 @@ def _scenario(
         "status": status,
         "steps": steps,
         "reason": result.reason,
+        "needs": result.needs,
         "error": None if failed_step else result.error,
     }
 
@@ -392,8 +402,26 @@ def write(document: dict[str, Any], out: Path) -> None:
         keep_trailing_newline=True,
     )
     markdown.filters["cell"] = _md_cell
-    marks = {"passed": "✓", "failed": "✗", "skipped": "–", "undefined": "?", "not run": "○"}
-    emoji = {"passed": "✅", "failed": "❌", "skipped": "⏭️", "undefined": "❓", "not run": "⚪"}
+    marks = {
+        "passed": "✓",
+        "failed": "✗",
+        "not supported": "⊘",
+        "skipped": "–",
+        "undefined": "?",
+        "not run": "○",
+    }
+    emoji = {
+        "passed": "✅",
+        "failed": "❌",
+        "not supported": "🚫",
+        "skipped": "⏭️",
+        "undefined": "❓",
+        "not run": "⚪",
+    }
+    # The same data, for tools: python -m chat_memory_suite.peers reads it.
+    (out / "results.json").write_text(
+        json.dumps(document, indent=1, default=list), encoding="utf-8"
+    )
     (out / "index.html").write_text(
         html.get_template("living_doc.html.j2").render(doc=document, symbols=marks),
         encoding="utf-8",

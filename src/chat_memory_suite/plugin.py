@@ -135,8 +135,25 @@ def _load_factory(spec: str) -> Callable[..., Any]:
     return cast(Callable[..., Any], factory)
 
 
+MARKERS = (
+    "wip: work in progress; the scenario documents a behaviour not built yet",
+    "slow: takes more than a second (real waiting on a real server)",
+    "real_redis: needs a real Redis server (skipped on fakeredis)",
+    "cluster: needs a Redis Cluster (skipped elsewhere)",
+    "faults: breaks throwaway redis-server processes of its own (run with a real backend)",
+    "storage_contract: pins the exact key and entry format other services rely on",
+    "llm_smoke: talks to a real OpenAI-compatible model (skipped unless LLM_BASE_URL is set)",
+)
+"""The tags the suite's scenarios use, registered for projects that do not declare them."""
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """Find the memory under test: the adapter's factory, or chat-memory's own service."""
+    """Register the suite's tags, and find the memory under test: an adapter's, or ours."""
+    if _wanted(config):
+        declared = {line.split(":")[0].strip() for line in config.getini("markers")}
+        for line in MARKERS:
+            if line.split(":")[0] not in declared:
+                config.addinivalue_line("markers", line)
     spec = config.getoption("--memory-adapter") or config.getini("memory_adapter")
     config.stash[FACTORY_KEY] = _load_factory(str(spec)) if spec else None
 
