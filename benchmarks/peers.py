@@ -12,13 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from chat_memory_suite.peers import STACK_ONLY
+
 Operation = Callable[[int], object]
 
-STACK_ONLY = {
-    "langchain-redis RedisChatMessageHistory": "needs Redis Stack (RediSearch), not plain Redis",
-    "redisvl MessageHistory": "needs Redis Stack (RediSearch), not plain Redis",
-}
-"""Peers that cannot run on a plain redis-server, and why."""
 
 _NOT_INSTALLED = 'not installed: pip install -e ".[bench]"'
 

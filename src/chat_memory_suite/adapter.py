@@ -146,9 +146,11 @@ class AdaptedMemory:
     with the capability, so it never reaches an adapter that lacks it.
     """
 
-    def __init__(self, memory: Memory) -> None:
+    def __init__(self, memory: Memory, config: MemoryConfig) -> None:
         """Wrap ``memory``; its coroutine results run on an event loop of the wrapper's own."""
         self.memory = memory
+        self.max_history = config.max_history
+        """The history limit the scenario set, which steps about the limit compare with."""
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def _done(self, result: Any) -> Any:

@@ -136,7 +136,7 @@ class Services:
             ttl=ttl if ttl is None or isinstance(ttl, timedelta) else timedelta(seconds=ttl),
             redis_url=self._recipe.url,
         )
-        adapted = AdaptedMemory(factory(config))
+        adapted = AdaptedMemory(factory(config), config)
         self._adapted.append(adapted)
         return cast(MemoryService, adapted)
 
