@@ -1,0 +1,138 @@
+"""The suite as a kit: installed, it runs our scenarios against another team's memory.
+
+Each test is a fresh project in a temporary directory, run in a subprocess, the
+way a team runs it: pytest loads the ``chat_memory_suite`` plugin from the
+installed package's entry point, and nothing from this repository's
+configuration applies.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+QUIET = ["-p", "no:randomly", "-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning"]
+
+
+def readme_adapter() -> str:
+    """The adapter the README shows a team, verbatim."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(# mymemory\.py\n.*?)```", readme, flags=re.DOTALL)
+    assert len(blocks) == 1, "the README shows the example adapter (# mymemory.py) once"
+    return str(blocks[0])
+
+
+@pytest.fixture
+def team(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A team's project, with the README's adapter as mymemory.py."""
+    (pytester.path / "mymemory.py").write_text(readme_adapter(), encoding="utf-8")
+    return pytester
+
+
+def test_the_readme_adapter_is_about_twenty_lines() -> None:
+    code = [line for line in readme_adapter().splitlines() if line.strip()]
+    assert len(code) <= 25
+
+
+def test_our_scenarios_run_against_a_team_memory(team: pytest.Pytester) -> None:
+    result = team.runpytest_subprocess(
+        "--chat-memory-suite", "--memory-adapter", "mymemory:make_memory", "--living-doc", "ld",
+        "-rs", *QUIET,
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()
+    outcomes = result.parseoutcomes()
+    assert outcomes["passed"] >= 30
+    result.stdout.fnmatch_lines(["*not supported by this memory: needs*ttl*"])
+    result.stdout.fnmatch_lines(
+        ["memory under test: mymemory:make_memory (capabilities: history_limit)"]
+    )
+    results = json.loads((team.path / "ld" / "results.json").read_text(encoding="utf-8"))
+    totals = results["totals"]
+    assert totals["failed"] == 0
+    assert totals["not supported"] > 0
+    assert totals["passed"] == outcomes["passed"]
+    [expiry] = [
+        f for _, features in results["folders"] for f in features
+        if f["path"] == "chat-memory/features/memory/session_expiry.feature"
+    ]  # fmt: skip
+    assert expiry["counts"]["passed"] == 0
+    assert expiry["counts"]["not supported"] > 0
+
+
+def test_a_memory_that_loses_a_message_fails_our_scenarios(team: pytest.Pytester) -> None:
+    broken = readme_adapter().replace(
+        "for e in self.redis.lrange(self.prefix + session_id, 0, -1)",
+        "for e in self.redis.lrange(self.prefix + session_id, 1, -1)",  # drops the oldest
+    )
+    assert broken != readme_adapter()
+    (team.path / "mymemory.py").write_text(broken, encoding="utf-8")
+    result = team.runpytest_subprocess(
+        "--chat-memory-suite", "--memory-adapter", "mymemory:make_memory", *QUIET
+    )
+    assert result.ret == 1
+    assert result.parseoutcomes()["failed"] >= 10
+
+
+def test_a_team_writes_its_own_scenarios_in_our_sentences(team: pytest.Pytester) -> None:
+    team.makeini("[pytest]\nchat_memory_suite = true\nmemory_adapter = mymemory:make_memory\n")
+    team.makeconftest(
+        '''
+from pytest_bdd import given
+
+
+@given("the user signed in")
+def signed_in():
+    """A step of the team's own, beside the suite's.
+
+    Given the user signed in
+    """
+'''
+    )
+    (team.path / "features").mkdir()
+    (team.path / "features" / "greeting.feature").write_text(
+        """Feature: Greeting
+  Scenario: The greeting is remembered
+    Given the user signed in
+    And a new session "bo"
+    When the user says "Hello"
+    Then the context is:
+      | role | content |
+      | user | Hello   |
+""",
+        encoding="utf-8",
+    )
+    result = team.runpytest_subprocess("features", *QUIET)
+    assert result.ret == 0, result.stdout.str()
+    assert result.parseoutcomes() == {"passed": 1}
+    catalog = team.runpytest_subprocess("--bdd-steps", "features", *QUIET)
+    assert catalog.ret == 0
+    catalog.stdout.fnmatch_lines(["*Given the user signed in*", '*When the user says "{text}"*'])
+
+
+def test_the_plugin_does_nothing_until_asked(pytester: pytest.Pytester) -> None:
+    (pytester.path / "x.feature").write_text(
+        "Feature: X\n  Scenario: S\n    Then the context is empty\n", encoding="utf-8"
+    )
+    result = pytester.runpytest_subprocess(*QUIET)
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    helped = pytester.runpytest_subprocess("--help")
+    helped.stdout.fnmatch_lines(["*--chat-memory-suite*", "*--memory-adapter=MODULE:FACTORY*"])
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("mymemory", "*write it as module:factory*"),
+        ("nosuchmodule:make", "*cannot import it*"),
+        ("mymemory:missing", "*mymemory has no factory missing*"),
+        ("mymemory:bad_capabilities", "*unknown capabilities ?'telepathy'?*"),
+    ],
+)
+def test_a_wrong_adapter_is_a_usage_error(team: pytest.Pytester, spec: str, message: str) -> None:
+    with (team.path / "mymemory.py").open("a", encoding="utf-8") as module:
+        module.write("\n\nclass bad_capabilities:\n    capabilities = {'telepathy'}\n")
+    result = team.runpytest_subprocess("--chat-memory-suite", "--memory-adapter", spec, *QUIET)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
