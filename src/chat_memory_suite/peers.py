@@ -33,6 +33,10 @@ from .collect import NOT_SUPPORTED
 
 STORES = {
     "chat-memory": ("chat_memory_suite.adapters.chat_memory", "chat-memory"),
+    "chat-memory through LangChain": (
+        "chat_memory_suite.adapters.langchain_history",
+        "langchain-core",
+    ),
     "seed article (RPUSH + LTRIM)": ("chat_memory_suite.adapters.seed", "chat-memory"),
     "langchain-community RedisChatMessageHistory": (
         "chat_memory_suite.adapters.langchain_community",

@@ -9,7 +9,9 @@ protocol in :mod:`chat_memory_suite.adapter`:
   ``RedisChatMessageHistory``;
 - :mod:`~chat_memory_suite.adapters.llama_index`: llama-index's ``RedisChatStore``;
 - :mod:`~chat_memory_suite.adapters.chat_memory`: chat-memory's own service,
-  through the same protocol.
+  through the same protocol;
+- :mod:`~chat_memory_suite.adapters.langchain_history`: chat-memory through
+  LangChain (``chat_memory.langchain.ChatMemoryHistory``).
 
 ``python -m chat_memory_suite.peers`` runs the suite against each and writes
 ``docs/peers.md``.

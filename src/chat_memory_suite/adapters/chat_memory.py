@@ -19,6 +19,11 @@ from ..adapter import MemoryConfig, adapter
 )
 def make_memory(config: MemoryConfig) -> MemoryService:
     """A ``MemoryService`` over the scenario's Redis; its keys under the scenario's prefix."""
+    return service_for(config)
+
+
+def service_for(config: MemoryConfig) -> MemoryService:
+    """The ``MemoryService`` a scenario's config describes: its client, prefix, limit and TTL."""
     namespace = config.key_prefix.removesuffix(":session:")
     if config.max_history is None:
         return MemoryService(config.redis, namespace=namespace, ttl=config.ttl)
