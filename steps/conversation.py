@@ -75,6 +75,12 @@ def sent() -> list[Message]:
     return []
 
 
+@pytest.fixture
+def taken_back() -> list[Message | None]:
+    """What the app took back from the session, in order (None: nothing was there)."""
+    return []
+
+
 def _say(memory: MemoryService, session_id: str, sent: list[Message], role: Any, text: str) -> None:
     sent.append(memory.add_message(session_id, role, text))
 
@@ -449,3 +455,38 @@ def stored_once_at(
     assert stored == [first], f"stored at {stored}, not once at {first}"
     assert answered, f'no step sent message "{message_id}"'
     assert set(answered) == {first}, f"the sends were answered with {answered}"
+
+
+@given("the app took back the newest message")
+@when("the app takes back the newest message")
+@requires("pop_message")
+def app_takes_back(
+    memory: MemoryService, session_id: str, taken_back: list[Message | None]
+) -> None:
+    """The app removes the session's newest message (to correct or retry its last turn).
+
+    When the app takes back the newest message
+    """
+    taken_back.append(memory.pop_message(session_id))
+
+
+@then(parsers.parse('the message taken back says "{text}"'))
+@requires("pop_message")
+def message_taken_back_says(taken_back: list[Message | None], text: str) -> None:
+    """The memory handed back the message it removed, with its text.
+
+    Then the message taken back says "For how many?"
+    """
+    assert taken_back, "no step took a message back"
+    assert taken_back[-1] is not None, "nothing was taken back"
+    assert taken_back[-1].content == text
+
+
+@then("nothing was taken back")
+@requires("pop_message")
+def nothing_taken_back(taken_back: list[Message | None]) -> None:
+    """The session had no message to take back, and the memory said so.
+
+    Then nothing was taken back
+    """
+    assert taken_back == [None]

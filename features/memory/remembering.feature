@@ -132,3 +132,29 @@ Feature: Remembering a session
       And 5 minutes passed
       When the user sends message "m-1" saying "Book a table for two."
       Then message "m-1" is stored once, sent at 2026-12-02 10:00:00 UTC
+
+  Rule: The app can take back the newest message, and send it again
+
+    Scenario: The newest message is taken back and the rest stays
+      Given the user sent message "m-1" saying "Book a table for Friday"
+      And the assistant sent message "m-2" saying "For how many?"
+      When the app takes back the newest message
+      Then the message taken back says "For how many?"
+      And the context is:
+        | role | content                 |
+        | user | Book a table for Friday |
+
+    Scenario: A message taken back can be sent again under its id
+      Given the user sent message "m-1" saying "Book a table for Friday"
+      And the assistant sent message "m-2" saying "For how many?"
+      And the app took back the newest message
+      And the assistant sent message "m-2" saying "For how many people?"
+      Then the context is:
+        | role      | content                 |
+        | user      | Book a table for Friday |
+        | assistant | For how many people?    |
+
+    Scenario: Taking back from a session with nothing stored takes nothing
+      When the app takes back the newest message
+      Then nothing was taken back
+      And the context is empty

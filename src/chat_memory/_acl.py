@@ -45,6 +45,8 @@ ACL_COMMANDS: Final = (
     "zcard",
     "lpush",
     "lindex",
+    "rpop",
+    "lrem",
 )
 """Every command the memory sends or runs in its script, in ACL spelling."""
 

@@ -20,7 +20,7 @@ from ._chat import text_chunk
 from ._compat import RAW
 from ._core import AppendResult, MessageInput
 from ._message import Message, Role, ToolCall
-from ._service import FORGET_BATCH
+from ._service import FORGET_BATCH, POP_ATTEMPTS
 from ._shell import ChatShell, MemoryShell
 from ._users import CompactResult, ForgetResult, ImportResult, SessionInfo
 from .exceptions import InvalidInputError
@@ -107,6 +107,17 @@ class AsyncMemoryService(MemoryShell[redis.asyncio.Redis | redis.asyncio.RedisCl
     async def clear(self, session_id: str) -> None:
         """Forget everything the session stored."""
         await self._run(ops.clear(self._core, session_id))
+
+    async def pop_message(self, session_id: str) -> Message | None:
+        """Remove and return the session's newest message; None if it has none.
+
+        Its id is forgotten with it, so the same message can be stored again
+        (an app correcting its last turn). A newer message stored meanwhile is
+        never removed: the read is retried, and after a few attempts
+        :class:`SessionChangedError` says nothing was removed. A corrupt newest
+        entry is :class:`CorruptEntryError`, and stays stored.
+        """
+        return await self._run(ops.pop_message(self._core, session_id, attempts=POP_ATTEMPTS))
 
     async def ttl(self, session_id: str) -> float | None:
         """Return the seconds left before the session expires, or None if it never will."""

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Generator, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar
 
-from ._codec import encode_for_storage
+from ._codec import DecodeError, decode, encode_for_storage
 from ._compat import REDIS_EXCEPTIONS, internal_failure
 from ._core import AppendResult, MemoryCore, MessageInput, seconds_left
 from ._errors import Op, script_error, storage_error, wrong_type_key
@@ -32,7 +32,9 @@ from ._users import (
 )
 from .exceptions import (
     CompactionConflictError,
+    CorruptEntryError,
     InvalidInputError,
+    SessionChangedError,
     SessionExistsError,
     WrongKeyTypeError,
     check_whole_number,
@@ -59,6 +61,7 @@ __all__ = [
     "get_metadata",
     "import_session",
     "list_sessions",
+    "pop_message",
     "run",
     "set_metadata",
     "ttl",
@@ -145,6 +148,27 @@ def clear(core: MemoryCore, session_id: str) -> Operation[None]:
         return
     member = encode_session_id(session_id).encode()
     yield from _sessions_script(keys, [b"clear", member])
+
+
+def pop_message(core: MemoryCore, session_id: str, *, attempts: int) -> Operation[Message | None]:
+    """Remove the newest message and forget its id, if it is still the newest when removed."""
+    key = core.keys.history(session_id)
+    for _ in range(attempts):
+        newest = yield from _read(Command(("LRANGE", key, -1, -1), raw=True), key)
+        if not newest:
+            return None
+        try:
+            message = decode(newest[0])
+        except DecodeError as exc:  # never removed unread: the caller learns which entry
+            length = int((yield from _read(Command(("LLEN", key)), key)))
+            raise CorruptEntryError(session_id, length - 1, str(exc)) from exc
+        args = [b"pop", _bytes(newest[0]), (message.id or "").encode()]
+        if (yield from _sessions_script(core.keys.all(session_id), args)) == 1:
+            return message
+    raise SessionChangedError(
+        f"session {session_id!r} changed during each of {attempts} attempts to remove its"
+        " newest message; nothing was removed"
+    )
 
 
 def set_metadata(core: MemoryCore, session_id: str, metadata: object) -> Operation[None]:

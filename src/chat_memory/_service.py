@@ -26,6 +26,8 @@ T = TypeVar("T")
 
 FORGET_BATCH = 100
 """How many sessions one erasure script removes: it blocks Redis only that long."""
+POP_ATTEMPTS = 10
+"""How many times ``pop_message`` reads the newest message again when a write beat it."""
 
 __all__ = ["MemoryService"]
 
@@ -107,6 +109,17 @@ class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
     def clear(self, session_id: str) -> None:
         """Forget everything the session stored."""
         self._run(ops.clear(self._core, session_id))
+
+    def pop_message(self, session_id: str) -> Message | None:
+        """Remove and return the session's newest message; None if it has none.
+
+        Its id is forgotten with it, so the same message can be stored again
+        (an app correcting its last turn). A newer message stored meanwhile is
+        never removed: the read is retried, and after a few attempts
+        :class:`SessionChangedError` says nothing was removed. A corrupt newest
+        entry is :class:`CorruptEntryError`, and stays stored.
+        """
+        return self._run(ops.pop_message(self._core, session_id, attempts=POP_ATTEMPTS))
 
     def ttl(self, session_id: str) -> float | None:
         """Return the seconds left before the session expires, or None if it never will.

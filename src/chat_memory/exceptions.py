@@ -13,7 +13,8 @@ Every error the library raises on purpose derives from :class:`ChatMemoryError`:
     │   └── PromptTooLargeError                the system prompt and new message exceed the budget
     ├── CorruptEntryError                      a stored entry cannot be decoded
     ├── CorruptMetadataError                   a session's stored metadata cannot be decoded
-    ├── CompactionConflictError                the session kept changing while being compacted
+    ├── SessionChangedError                    the session kept changing; nothing was removed
+    │   └── CompactionConflictError            ... while being compacted; nothing was folded
     ├── ReplyNotStoredError                    the model answered, the turn could not be stored
     └── StorageError                           Redis failed; see ``may_have_written``
         ├── StorageUnavailableError            Redis refused or was unreachable; nothing written
@@ -48,6 +49,7 @@ __all__ = [
     "PermissionDeniedError",
     "PromptTooLargeError",
     "ReplyNotStoredError",
+    "SessionChangedError",
     "SessionExistsError",
     "StorageError",
     "StorageUnavailableError",
@@ -121,7 +123,15 @@ class SessionExistsError(InvalidInputError):
     """An import into a session that already holds messages or metadata, without ``append``."""
 
 
-class CompactionConflictError(ChatMemoryError):
+class SessionChangedError(ChatMemoryError):
+    """The session kept changing while a read-then-write of it was tried; nothing was changed.
+
+    Every attempt found another write between reading the session and changing
+    it (e.g. :meth:`~chat_memory.MemoryService.pop_message` found a newer message).
+    """
+
+
+class CompactionConflictError(SessionChangedError):
     """The session kept changing while it was being compacted; nothing was folded.
 
     Every attempt found a message appended (or the history otherwise changed)

@@ -19,6 +19,9 @@
 --         last, ARGV[8] how many entries to fold, ARGV[9..11] the summary's id,
 --         fingerprint and entry. Replaces the first entries with the summary only if
 --         the history is unchanged since it was read; returns 1, or 0 if it changed.
+-- pop     KEYS[1..4] the session's keys; ARGV[2] the newest entry as read, ARGV[3] its id
+--         ('' for none). Only if that entry is still the newest: removes it and forgets
+--         its id (so the same message can be stored again); returns 1, else 0.
 -- meta    KEYS[1..4] the session's keys, KEYS[5] the index if any; ARGV[2] member,
 --         ARGV[3] TTL in ms ('0' for none), ARGV[4] now (ms), ARGV[5] the JSON doc
 --         Stores the metadata doc with the session: the session's keys get its
@@ -167,6 +170,21 @@ if op == 'export' then
   local refused = check(types)
   if refused then return refused end
   return {redis.call('LRANGE', KEYS[1], 0, -1), redis.call('HGET', KEYS[4], 'doc') or ''}
+end
+
+if op == 'pop' then
+  local refused = allowed({
+    {'LINDEX', KEYS[1], '-1'}, {'RPOP', KEYS[1]}, {'LREM', KEYS[2], '-1', 'id'},
+    {'HDEL', KEYS[3], 'id'},
+  }) or check(types)
+  if refused then return refused end
+  if redis.call('LINDEX', KEYS[1], -1) ~= ARGV[2] then return 0 end
+  redis.call('RPOP', KEYS[1])
+  if ARGV[3] ~= '' then
+    redis.call('LREM', KEYS[2], -1, ARGV[3])
+    redis.call('HDEL', KEYS[3], ARGV[3])
+  end
+  return 1
 end
 
 if op == 'compact' then

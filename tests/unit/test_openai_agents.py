@@ -1,0 +1,90 @@
+"""chat_memory.openai_agents: chat-memory as an OpenAI Agents SDK session."""
+
+import asyncio
+from typing import Any
+
+import fakeredis
+import pytest
+from agents.memory.session import Session
+
+from chat_memory import AsyncMemoryService
+from chat_memory.openai_agents import ChatMemorySession
+
+ITEMS: list[Any] = [
+    {"role": "user", "content": "Weather in Paris?"},
+    {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "look up"}]},
+    {
+        "type": "function_call",
+        "id": "fc_1",
+        "call_id": "call_1",
+        "name": "weather",
+        "arguments": '{"city": "Paris"}',
+        "status": "completed",
+    },
+    {"type": "function_call_output", "call_id": "call_1", "output": "18°C"},
+    {
+        "type": "message",
+        "id": "msg_1",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": "18°C in Paris.", "annotations": []}],
+    },
+]
+
+
+def session(**settings: Any) -> ChatMemorySession:
+    memory = AsyncMemoryService(fakeredis.FakeAsyncRedis(server=fakeredis.FakeServer()), **settings)
+    return ChatMemorySession(memory, "alice")
+
+
+def run(coroutine: Any) -> Any:
+    return asyncio.run(coroutine)
+
+
+def test_it_is_an_agents_sdk_session() -> None:
+    assert isinstance(session(), Session)
+
+
+def test_every_kind_of_item_comes_back_exactly() -> None:
+    memory = session()
+    run(memory.add_items(ITEMS))
+    assert run(memory.get_items()) == ITEMS
+    assert run(memory.get_items(limit=2)) == ITEMS[-2:]
+    assert run(memory.get_items(limit=50)) == ITEMS
+    assert run(memory.get_items(limit=0)) == []
+
+
+def test_items_with_ids_added_again_are_stored_once() -> None:
+    memory = session()
+    run(memory.add_items(ITEMS[1:3]))
+    run(memory.add_items(ITEMS[1:3]))  # the runner retries after a timeout
+    assert run(memory.get_items()) == ITEMS[1:3]
+
+
+def test_pop_item_removes_the_newest_and_forgets_its_id() -> None:
+    memory = session()
+    run(memory.add_items(ITEMS))
+    assert run(memory.pop_item()) == ITEMS[-1]
+    assert run(memory.get_items()) == ITEMS[:-1]
+    run(memory.add_items(ITEMS[-1:]))  # a corrected answer under the same id is stored again
+    assert run(memory.get_items()) == ITEMS
+    run(memory.clear_session())
+    assert run(memory.pop_item()) is None
+
+
+def test_the_history_limit_never_leaves_an_output_without_its_call() -> None:
+    memory = session(max_history=3)
+    run(memory.add_items(ITEMS[:3]))  # the newest three, the call included
+    assert run(memory.get_items()) == ITEMS[:3]
+    run(memory.add_items(ITEMS[3:4]))  # the call stays: reasoning, call, output
+    assert run(memory.get_items()) == ITEMS[1:4]
+    question: Any = {"role": "user", "content": "Umbrella?"}
+    run(memory.add_items([*ITEMS[4:], question]))  # the call is trimmed: its output goes too
+    assert run(memory.get_items()) == [ITEMS[4], question]
+
+
+def test_the_memory_ttl_applies() -> None:
+    memory = session(ttl=1800)
+    run(memory.add_items(ITEMS[:1]))
+    left = run(memory.memory.ttl("alice"))
+    assert left == pytest.approx(1800, abs=2)
