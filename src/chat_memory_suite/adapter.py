@@ -7,8 +7,10 @@ A memory the suite can test has three methods, sync or ``async``::
     clear(session_id)                   # forget the session
 
 and, with the ``ttl`` capability, ``ttl(session_id)``: the seconds left before
-the session expires, or None. The messages are :class:`chat_memory.Message`
-records; converting them to and from your own type is the adapter's job.
+the session expires, or None; with ``pop_message``, ``pop_message(session_id)``.
+A ``close()`` or ``aclose()`` method, if any, is called after the scenario.
+The messages are :class:`chat_memory.Message` records; converting them to and
+from your own type is the adapter's job.
 
 The factory is what ``--memory-adapter module:name`` names. It takes a
 :class:`MemoryConfig` (the scenario's Redis client, a key prefix, the history
@@ -35,9 +37,11 @@ import inspect
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
-import redis
+from redis import Redis, RedisCluster
+from redis.asyncio import Redis as AsyncRedis
+from redis.asyncio import RedisCluster as AsyncRedisCluster
 
 from chat_memory import Message, Role, ToolCall
 
@@ -88,7 +92,7 @@ def step_requirements(step: Callable[..., Any], module: Any) -> frozenset[str]:
 class MemoryConfig:
     """What a scenario asks of the memory it gets from the factory."""
 
-    redis: redis.Redis | redis.RedisCluster
+    redis: Redis | RedisCluster
     """A client of the scenario's Redis server (fakeredis by default, or a real one)."""
     key_prefix: str
     """Start every key with it: the suite finds the scenario's keys by it, to move their
@@ -99,6 +103,8 @@ class MemoryConfig:
     """The sliding expiry a ``ttl`` scenario set; None when the scenario sets none."""
     redis_url: str | None = None
     """The server's URL, for stores that open their own connection; None on fakeredis."""
+    async_redis: Callable[[], AsyncRedis | AsyncRedisCluster] | None = None
+    """Builds an asyncio client of the same server, for async stores (close it in ``aclose``)."""
 
 
 class Memory(Protocol):
@@ -208,6 +214,13 @@ class AdaptedMemory:
         """Forget the session."""
         self._done(self.memory.clear(session_id))
 
+    def pop_message(self, session_id: str) -> Message | None:
+        """Take back the newest message (the ``pop_message`` capability)."""
+        pop = getattr(self.memory, "pop_message", None)
+        if pop is None:
+            raise AssertionError("the memory declares pop_message but has no pop_message()")
+        return cast("Message | None", self._done(pop(session_id)))
+
     def ttl(self, session_id: str) -> float | None:
         """The seconds left before the session expires (the ``ttl`` capability)."""
         ttl = getattr(self.memory, "ttl", None)
@@ -217,7 +230,11 @@ class AdaptedMemory:
         return None if left is None else float(left)
 
     def close(self) -> None:
-        """Close the loop of any async memory."""
+        """Close the memory (its ``close`` or ``aclose``, if it has one), then the loop."""
+        for name in ("close", "aclose"):
+            closer = getattr(self.memory, name, None)
+            if callable(closer):
+                self._done(closer())
         if self._loop is not None:
             self._loop.close()
 

@@ -135,6 +135,7 @@ class Services:
             max_history=max_history,
             ttl=ttl if ttl is None or isinstance(ttl, timedelta) else timedelta(seconds=ttl),
             redis_url=self._recipe.url,
+            async_redis=self._recipe.asyncio,
         )
         adapted = AdaptedMemory(factory(config), config)
         self._adapted.append(adapted)

@@ -37,6 +37,10 @@ STORES = {
         "chat_memory_suite.adapters.langchain_history",
         "langchain-core",
     ),
+    "chat-memory through the Agents SDK": (
+        "chat_memory_suite.adapters.openai_agents",
+        "openai-agents",
+    ),
     "seed article (RPUSH + LTRIM)": ("chat_memory_suite.adapters.seed", "chat-memory"),
     "langchain-community RedisChatMessageHistory": (
         "chat_memory_suite.adapters.langchain_community",

@@ -11,7 +11,9 @@ protocol in :mod:`chat_memory_suite.adapter`:
 - :mod:`~chat_memory_suite.adapters.chat_memory`: chat-memory's own service,
   through the same protocol;
 - :mod:`~chat_memory_suite.adapters.langchain_history`: chat-memory through
-  LangChain (``chat_memory.langchain.ChatMemoryHistory``).
+  LangChain (``chat_memory.langchain.ChatMemoryHistory``);
+- :mod:`~chat_memory_suite.adapters.openai_agents`: chat-memory through the
+  OpenAI Agents SDK (``chat_memory.openai_agents.ChatMemorySession``).
 
 ``python -m chat_memory_suite.peers`` runs the suite against each and writes
 ``docs/peers.md``.

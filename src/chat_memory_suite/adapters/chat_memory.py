@@ -15,7 +15,15 @@ from ..adapter import MemoryConfig, adapter
 
 
 @adapter(
-    capabilities={"history_limit", "ttl", "message_ids", "timestamps", "tool_calls", "atomic_turns"}
+    capabilities={
+        "history_limit",
+        "ttl",
+        "message_ids",
+        "timestamps",
+        "tool_calls",
+        "atomic_turns",
+        "pop_message",
+    }
 )
 def make_memory(config: MemoryConfig) -> MemoryService:
     """A ``MemoryService`` over the scenario's Redis; its keys under the scenario's prefix."""
