@@ -14,20 +14,19 @@ run as usual. The run still exits nonzero.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
-import types
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pytest_bdd import scenarios
 
 from ._compat import (
+    ScenarioModule,
     Step,
     registry_get_safe,
+    report_at,
     scenario_wrapper_template_registry,
     step_function_context_registry,
 )
@@ -73,7 +72,7 @@ class BrokenScenario(pytest.Item):
         return self.path, self.line - 1, self.name
 
 
-class FeatureModule(pytest.Module):
+class FeatureModule(ScenarioModule):
     """A ``.feature`` file, collected as a module whose tests are its scenarios."""
 
     def _feature(self) -> tuple[FeatureSpec, list[Problem]]:
@@ -85,17 +84,6 @@ class FeatureModule(pytest.Module):
         definitions = self.config.stash[_DEFINITIONS][1]
         markers, tags = registered_markers(self.config), project_tags(self.config)
         return feature, check_feature(feature, definitions, markers, tags)
-
-    def _getobj(self) -> types.ModuleType:
-        module = types.ModuleType(f"feature:{self.path.stem}")
-        module.__file__ = str(self.path)
-        # scenarios() puts one test function per scenario into its caller's
-        # namespace; running it at the top level of ``module`` makes that the
-        # module's own __dict__.
-        module.__dict__["_bind"] = scenarios
-        module.__dict__["_path"] = str(self.path)
-        exec("_bind(_path, features_base_dir='/')", module.__dict__)
-        return module
 
     def collect(self) -> list[pytest.Item | pytest.Collector]:
         """Collect the scenarios, each reported at its line in the feature file."""
@@ -111,9 +99,7 @@ class FeatureModule(pytest.Module):
                 scenario_wrapper_template_registry, getattr(node, "obj", None)
             )
             if isinstance(node, pytest.Function) and template is not None:
-                node.reportinfo = functools.partial(  # type: ignore[method-assign]
-                    _scenario_location, self.path, template.line_number, node.name
-                )
+                report_at(node, self.path, template.line_number)
                 needed = sorted(needs.get(template.line_number, ()))
                 if recorded:
                     node.user_properties.append((NEEDS_KEY, json.dumps(needed)))
@@ -168,10 +154,6 @@ def _lines(spec: ScenarioSpec) -> set[int]:
 
 def _slug(name: str) -> str:
     return re.sub(r"\W+", "_", name.lower()).strip("_")
-
-
-def _scenario_location(path: Path, line_number: int, name: str) -> tuple[Path, int, str]:
-    return path, line_number - 1, name  # pytest counts lines from 0
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> FeatureModule | None:

@@ -28,6 +28,7 @@ from ._compat import (
     Feature,
     Scenario,
     Step,
+    example_of,
     registry_get_safe,
     scenario_wrapper_template_registry,
 )
@@ -138,8 +139,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         template = registry_get_safe(scenario_wrapper_template_registry, getattr(item, "obj", None))
         if template is None or not isinstance(item, pytest.Function):
             continue
-        params = getattr(item, "callspec", None)
-        example = params.params.get("_pytest_bdd_example", {}) if params else {}
+        example = example_of(item)
         path = shown_path(item.path, config.rootpath)
         label = {"path": path, "line": template.line_number, "example": list(example.items())}
         item.user_properties.append((SCENARIO_KEY, json.dumps(label)))

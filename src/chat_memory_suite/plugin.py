@@ -92,13 +92,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def _wanted(config: pytest.Config) -> bool:
-    known = config.known_args_namespace
+def _wanted(config: pytest.Config, suite: bool, adapter: str | None) -> bool:
     return bool(
-        getattr(known, "chat_memory_suite", False)
-        or getattr(known, "memory_adapter", None)
-        or config.getini("chat_memory_suite")
-        or config.getini("memory_adapter")
+        suite or adapter or config.getini("chat_memory_suite") or config.getini("memory_adapter")
     )
 
 
@@ -107,11 +103,12 @@ def pytest_load_initial_conftests(
     early_config: pytest.Config, parser: pytest.Parser, args: list[str]
 ) -> None:
     """Register the suite before the command line is parsed, so its options exist."""
-    if not _wanted(early_config):
+    known = parser.parse_known_args(args)
+    if not _wanted(early_config, known.chat_memory_suite, known.memory_adapter):
         return
     for name in (*MACHINERY, *STEPS):
         early_config.pluginmanager.import_plugin(name)
-    if early_config.known_args_namespace.chat_memory_suite:
+    if known.chat_memory_suite:
         args.append(str(features_folder()))
 
 
@@ -149,7 +146,7 @@ MARKERS = (
 
 def pytest_configure(config: pytest.Config) -> None:
     """Register the suite's tags, and find the memory under test: an adapter's, or ours."""
-    if _wanted(config):
+    if _wanted(config, config.getoption("chat_memory_suite"), config.getoption("memory_adapter")):
         declared = {line.split(":")[0].strip() for line in config.getini("markers")}
         for line in MARKERS:
             if line.split(":")[0] not in declared:

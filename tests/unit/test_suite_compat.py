@@ -1,10 +1,12 @@
 """What the suite takes from pytest-bdd and freezegun beyond their documented API still holds.
 
-If a test here fails after an upgrade, ``src/chat_memory_suite/_compat.py`` needs a look.
+If a test here fails after an upgrade, ``src/chat_memory_suite/_compat.py`` needs a look:
+it is the one place that uses what these libraries do not document.
 """
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from freezegun import freeze_time
 
 from chat_memory_suite._compat import (
@@ -46,3 +48,44 @@ def test_the_hook_objects_and_the_frozen_clock_keep_their_shape() -> None:
         assert datetime.now(UTC) == datetime(2026, 12, 2, 0, 0, 5, tzinfo=UTC)
     finally:
         freezer.stop()
+
+
+def test_a_feature_file_is_a_module_of_scenarios_each_at_its_line_and_row(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(
+        """
+from pytest_bdd import given, parsers
+
+from chat_memory_suite._compat import example_of
+
+pytest_plugins = ["chat_memory_suite.collect"]
+
+
+@given(parsers.parse("the number {n:d}"))
+def number(n):
+    '''A number.
+
+    Given the number 1
+    '''
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        print("ITEM", item.name, sorted(example_of(item).items()), item.location[1])
+"""
+    )
+    (pytester.path / "numbers.feature").write_text(
+        "Feature: Numbers\n"
+        "  Scenario: One\n"
+        "    Given the number 1\n"
+        "\n"
+        "  Scenario Outline: Many\n"
+        "    Given the number <n>\n"
+        "    Examples:\n"
+        "      | n |\n"
+        "      | 2 |\n",
+        encoding="utf-8",
+    )
+    result = pytester.runpytest_subprocess("--collect-only", "-q", "-s", "-p", "no:randomly")
+    result.stdout.fnmatch_lines(["ITEM test_one [] 1", "ITEM test_many[2] [('n', '2')] 4"])
