@@ -38,6 +38,7 @@ from chat_memory_suite.backends import ClientRecipe, RedisClient, scenario_keys
 from chat_memory_suite.compare import expect_messages, expect_text
 from chat_memory_suite.tables import MESSAGE_COLUMNS, messages, reads_json, reads_table, rows
 
+from .conversation import Attempt
 from .sessions import MemorySettings
 
 REQUIRES = ("users",)
@@ -54,7 +55,6 @@ class Users:
     listed: bool = False
     forgotten: list[ForgetResult] = field(default_factory=list)
     anomalies: list[str] = field(default_factory=list)
-    refusal: InvalidInputError | None = None
     erased: list[str] = field(default_factory=list)
     keys_before: list[int | None] = field(default_factory=list)
 
@@ -174,27 +174,28 @@ def _names_session(error: CorruptMetadataError, name: str, reason: str) -> None:
     converters={"value": int},
 )
 def sessions_listed_with(
-    memory: MemoryService, users: Users, user: str, setting: str, value: int
+    memory: MemoryService, users: Users, attempt: Attempt, user: str, setting: str, value: int
 ) -> None:
     """The app lists the user's sessions with one paging setting as given (the other default).
 
     When the sessions of user "ada" are listed with limit = 0
     """
-    users.refusal = None
-    try:
+
+    def listing() -> None:
         users.listing = memory.for_user(user).list_sessions(**{setting: value})
-    except InvalidInputError as exc:
-        users.refusal = exc
+
+    attempt.make(listing)
 
 
 @then(parsers.parse('the listing is refused with the reason "{reason}"'))
-def listing_refused(users: Users, reason: str) -> None:
+def listing_refused(users: Users, attempt: Attempt, reason: str) -> None:
     """The listing raised InvalidInputError with this reason.
 
     Then the listing is refused with the reason "limit must be a whole number from 1 to 1000, not 0"
     """
-    assert users.refusal is not None, f"the listing was not refused: {users.listing}"
-    assert reason in str(users.refusal), f"refused with: {users.refusal}"
+    assert attempt.made, "no step listed the sessions"
+    assert isinstance(attempt.error, InvalidInputError), f"not refused: {users.listing}"
+    assert reason in str(attempt.error), f"refused with: {attempt.error}"
 
 
 @when(parsers.parse('user "{user}" clears session "{name}"'))

@@ -204,7 +204,7 @@ class AsyncMemoryService(MemoryShell[redis.asyncio.Redis | redis.asyncio.RedisCl
 
         async def perform(request: ops.Request) -> Any:
             if isinstance(request, ops.RunScript):
-                script = {"append": self._append, "sessions": self._sessions}[request.script]
+                script = self._script(request.script)
                 return await script(keys=request.keys, args=request.args)
             if isinstance(request, ops.Ask):
                 assert llm is not None, "only a chat turn asks the model"

@@ -126,13 +126,16 @@ def decode(raw: str | bytes) -> Message:
     :func:`~chat_memory._message.validate` admits. Anything else (an entry in
     the earlier plain shape, or a bad one) goes through :func:`_decode_checked`,
     which accepts the legacy shape and names what is wrong with a bad entry.
+    msgspec itself refuses what JSON cannot hold (``1e999`` and the like); an
+    entry with neither content nor tool calls takes the checked path, for its
+    reason.
     """
     try:
         entry = _ENTRY.decode(raw)
     except msgspec.MsgspecError:
         return _decode_checked(raw)
     calls = entry.tool_calls if isinstance(entry, _Assistant) else []
-    if entry.content is None and not calls:  # msgspec already refuses 1e999 and the like
+    if entry.content is None and not calls:
         return _decode_checked(raw)
     return stored_message(
         role=entry.role,

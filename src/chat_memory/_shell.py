@@ -59,6 +59,10 @@ class MemoryShell(Generic[ClientT]):
         self._append: Any = client.register_script(APPEND_LUA)
         self._sessions: Any = client.register_script(SESSIONS_LUA)
 
+    def _script(self, name: str) -> Any:
+        """Return the registered script of that exact name ("append" or "sessions"), read now."""
+        return {"append": self._append, "sessions": self._sessions}[name]
+
     def for_user(self: MemoryT, user_id: str) -> MemoryT:
         """Return this memory for the sessions of ``user_id``: same client, same settings.
 
