@@ -528,7 +528,13 @@ def main(argv: list[str] | None = None) -> int:
                 [m.name for m in alive],
                 # It breaks the library on purpose and reruns the acceptance suite in child
                 # processes: about the suite, not the library, and minutes per mutant.
-                pytest_args=["--ignore=tests/unit/test_suite_catches_regressions.py"],
+                pytest_args=[
+                    "--ignore=tests/unit/test_suite_catches_regressions.py",
+                    # mutmut defines its trampolines inside each class, as public attributes
+                    # with wrapped signatures: this test would see them as methods without twins.
+                    "--deselect=tests/unit/test_async.py::"
+                    "test_every_public_method_has_a_twin_with_the_same_signature",
+                ],
                 tests=["tests/unit/"],
                 env={},
             )

@@ -1,0 +1,65 @@
+"""docs/peers.md: how a store's results on a row of guarantees are told."""
+
+from typing import Any
+
+from chat_memory_suite.peers import ROWS, cell, lacking, render
+
+
+def scenario(status: str, reason: str | None = None, needs: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {"status": status, "reason": reason, "needs": list(needs), "steps": [], "name": "S"}
+
+
+UNSUPPORTED = "not supported by this memory: needs message_ids, ttl"
+
+
+def test_a_failure_outweighs_every_pass() -> None:
+    assert cell([scenario("passed"), scenario("failed")]) == "❌ 1 of 2 failed"
+
+
+def test_passes_and_what_the_store_could_not_take_are_both_told() -> None:
+    assert cell([scenario("passed"), scenario("passed")]) == "✅ 2 of 2"
+    mixed = [scenario("passed"), scenario("not supported", UNSUPPORTED)]
+    assert cell(mixed) == "✅ 1 of 2, 🚫 1 not supported"
+
+
+def test_a_row_the_store_cannot_take_names_what_it_lacks() -> None:
+    assert lacking([scenario("not supported", UNSUPPORTED)]) == ["message_ids", "ttl"]
+    assert cell([scenario("not supported", UNSUPPORTED)]) == (
+        "🚫 not supported (lacks message_ids, ttl)"
+    )
+    assert cell([]) == "– not run"
+
+
+def test_the_report_has_a_line_per_guarantee_and_names_each_failure() -> None:
+    results = {
+        "totals": {"passed": 1, "failed": 1, "not supported": 0},
+        "api": "x:make_memory (capabilities: ttl) (the memory under test, through its adapter)",
+        "folders": [
+            [
+                "memory",
+                [
+                    {
+                        "path": "chat-memory/features/memory/remembering.feature",
+                        "rules": [
+                            {
+                                "scenarios": [
+                                    {**scenario("passed"), "outline": False, "line": 3},
+                                    {
+                                        **scenario("failed"),
+                                        "outline": False,
+                                        "line": 9,
+                                        "error": "AssertionError: lost",
+                                    },
+                                ]
+                            }
+                        ],
+                    }
+                ],
+            ]
+        ],
+    }
+    text = render({"store": results}, {"other": "needs Redis Stack"}, "python -m x")
+    assert text.count("\n| ") == len(ROWS) + 3  # header, separator, the rows, every scenario
+    assert "| Remembering, in order | ❌ 1 of 2 failed |" in text
+    assert "- S (`chat-memory/features/memory/remembering.feature:9`): AssertionError: lost" in text
+    assert "- **other**: needs Redis Stack" in text
