@@ -244,13 +244,15 @@ def every_session_keeps_newest(memory: MemoryService, crowd: Crowd) -> None:
         contents = [m["content"] for m in memory.get_context(session)]
         sent = {w: crowd.sent_to(session, w) for w in range(crowd.writers)}
         assert len(contents) == len(set(contents)), f"{session} holds a message twice"
-        assert len(contents) == min(memory.max_history, sum(map(len, sent.values())))
+        expected = min(memory.max_history, sum(map(len, sent.values())))
+        assert len(contents) == expected, f"{session} holds {len(contents)}, not {expected}"
         for writer, numbers in sent.items():
             kept = _numbers(contents, writer)
             assert kept == numbers[len(numbers) - len(kept) :], (
                 f"{session} kept {kept} of writer {writer}, not the newest of {numbers} in order"
             )
-        assert sum(len(_numbers(contents, w)) for w in sent) == len(contents)
+        strays = len(contents) - sum(len(_numbers(contents, w)) for w in sent)
+        assert strays == 0, f"{session} holds {strays} messages no writer sent"
 
 
 @then(parsers.parse("the reader never saw more than {limit:d} messages"))
@@ -260,7 +262,8 @@ def reader_never_saw_more(crowd: Crowd, limit: int) -> None:
     Then the reader never saw more than 20 messages
     """
     assert crowd.observed, "the reader never got to look"
-    assert max(len(seen) for seen in crowd.observed) <= limit
+    most = max(len(seen) for seen in crowd.observed)
+    assert most <= limit, f"the reader once saw {most} messages, more than the limit of {limit}"
     for seen in crowd.observed:
         for writer in range(crowd.writers):
             numbers = _numbers(seen, writer)
@@ -274,12 +277,14 @@ def context_keeps_newest(memory: MemoryService, session_id: str, crowd: Crowd) -
     Then the context keeps the newest messages of every writer, each writer's in order
     """
     contents = [m["content"] for m in memory.get_context(session_id)]
-    assert len(contents) == min(memory.max_history, crowd.writers * crowd.per_writer)
+    size = min(memory.max_history, crowd.writers * crowd.per_writer)
+    assert len(contents) == size, f"the context holds {len(contents)}, not {size}"
     for writer in range(crowd.writers):
         numbers = _numbers(contents, writer)
         expected = list(range(crowd.per_writer - len(numbers), crowd.per_writer))
         assert numbers == expected, f"writer {writer} kept {numbers}, not its newest in order"
-    assert sum(len(_numbers(contents, w)) for w in range(crowd.writers)) == len(contents)
+    strays = len(contents) - sum(len(_numbers(contents, w)) for w in range(crowd.writers))
+    assert strays == 0, f"the context holds {strays} messages no writer sent"
 
 
 @then(parsers.parse("every writer's session holds its {count:d} messages in order"))
@@ -290,7 +295,8 @@ def every_session_holds(memory: MemoryService, crowd: Crowd, count: int) -> None
     """
     for writer, session in enumerate(crowd.sessions):
         contents = [m["content"] for m in memory.get_context(session)]
-        assert contents == [f"w{writer}:{n}" for n in range(count)]
+        expected = [f"w{writer}:{n}" for n in range(count)]
+        assert contents == expected, f"{session} lost, repeated or reordered a message"
 
 
 @pytest.fixture

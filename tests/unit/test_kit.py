@@ -8,6 +8,7 @@ configuration applies.
 
 import json
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -108,7 +109,9 @@ def signed_in():
     assert result.parseoutcomes() == {"passed": 1}
     catalog = team.runpytest_subprocess("--bdd-steps", "features", *QUIET)
     assert catalog.ret == 0
-    catalog.stdout.fnmatch_lines(["*Given the user signed in*", '*When the user says "{text}"*'])
+    catalog.stdout.fnmatch_lines(
+        ["*Given the user signed in*", '*When the user says "{text}"*', "*Every step is used*"]
+    )
 
 
 def test_the_plugin_does_nothing_until_asked(pytester: pytest.Pytester) -> None:
@@ -136,3 +139,13 @@ def test_a_wrong_adapter_is_a_usage_error(team: pytest.Pytester, spec: str, mess
     result = team.runpytest_subprocess("--chat-memory-suite", "--memory-adapter", spec, *QUIET)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
+
+
+def test_every_folder_of_features_ships_in_the_wheel() -> None:
+    packages = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
+        "setuptools"
+    ]["packages"]
+    folders = {p.name for p in (ROOT / "features").iterdir() if p.is_dir()}
+    assert folders
+    missing = sorted(f for f in folders if f"chat_memory_suite.features.{f}" not in packages)
+    assert missing == [], "list them in [tool.setuptools] packages of pyproject.toml"
