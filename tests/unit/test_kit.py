@@ -109,9 +109,9 @@ def signed_in():
     assert result.parseoutcomes() == {"passed": 1}
     catalog = team.runpytest_subprocess("--bdd-steps", "features", *QUIET)
     assert catalog.ret == 0
-    catalog.stdout.fnmatch_lines(
-        ["*Given the user signed in*", '*When the user says "{text}"*', "*Every step is used*"]
-    )
+    for line in ("*Given the user signed in*", '*When the user says "{text}"*'):
+        catalog.stdout.fnmatch_lines([line])  # the team's step and ours, in one catalog
+    catalog.stdout.fnmatch_lines(["Every step is used by at least one scenario."])
 
 
 def test_the_plugin_does_nothing_until_asked(pytester: pytest.Pytester) -> None:
