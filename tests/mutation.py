@@ -537,6 +537,9 @@ def main(argv: list[str] | None = None) -> int:
                     # It reads the library's source text, where mutmut has written every
                     # mutant of every function: it would find the mutated command names.
                     "--ignore=tests/unit/test_acl.py",
+                    # The steps come from the installed plugin, outside this copy, so the
+                    # catalog names them chat-memory/steps/...: docs/steps.md "differs".
+                    "--deselect=tests/unit/test_catalog.py::test_docs_steps_md_is_up_to_date",
                 ],
                 tests=["tests/unit/"],
                 env={},
