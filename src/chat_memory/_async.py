@@ -19,7 +19,7 @@ from . import _ops as ops
 from ._chat import text_chunk
 from ._compat import RAW
 from ._core import AppendResult, MessageInput
-from ._message import Message, Role, ToolCall
+from ._message import Message, Role, ToolCall, message_for
 from ._service import FORGET_BATCH, POP_ATTEMPTS
 from ._shell import ChatShell, MemoryShell
 from ._users import CompactResult, ForgetResult, ImportResult, SessionInfo
@@ -73,11 +73,11 @@ class AsyncMemoryService(MemoryShell[redis.asyncio.Redis | redis.asyncio.RedisCl
         name: str | None = None,
     ) -> Message:
         """Append one message and return it as stored; see ``MemoryService.add_message``."""
-        message = Message(
-            role=role,
-            content=content,
-            id=message_id,
-            tool_calls=tuple(tool_calls),
+        message = message_for(
+            role,
+            content,
+            message_id=message_id,
+            tool_calls=tool_calls,
             tool_call_id=tool_call_id,
             name=name,
         )

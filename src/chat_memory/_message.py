@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias, cast, get_args
 
@@ -90,6 +90,26 @@ class Message:
         if self.name is not None:
             chat["name"] = self.name
         return chat
+
+
+def message_for(
+    role: Role,
+    content: str | None,
+    *,
+    message_id: str | None = None,
+    tool_calls: Iterable[ToolCall] = (),
+    tool_call_id: str | None = None,
+    name: str | None = None,
+) -> Message:
+    """Return the message ``add_message`` stores for these arguments (checked)."""
+    return Message(
+        role=role,
+        content=content,
+        id=message_id,
+        tool_calls=tuple(tool_calls),
+        tool_call_id=tool_call_id,
+        name=name,
+    )
 
 
 def validate(message: Message) -> None:

@@ -15,7 +15,7 @@ import redis
 from . import _ops as ops
 from ._compat import RAW
 from ._core import AppendResult, MessageInput
-from ._message import Message, Role, ToolCall
+from ._message import Message, Role, ToolCall, message_for
 from ._shell import MemoryShell
 from ._users import CompactResult, ForgetResult, ImportResult, SessionInfo
 
@@ -63,11 +63,11 @@ class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
         :class:`WriteOutcomeUnknownError` can be retried safely with the same
         id. The same id with other content is :class:`MessageIdConflictError`.
         """
-        message = Message(
-            role=role,
-            content=content,
-            id=message_id,
-            tool_calls=tuple(tool_calls),
+        message = message_for(
+            role,
+            content,
+            message_id=message_id,
+            tool_calls=tool_calls,
             tool_call_id=tool_call_id,
             name=name,
         )

@@ -44,6 +44,7 @@ from redis.asyncio import Redis as AsyncRedis
 from redis.asyncio import RedisCluster as AsyncRedisCluster
 
 from chat_memory import Message, Role, ToolCall
+from chat_memory._message import message_for  # add_message's own construction
 
 CAPABILITIES: dict[str, str] = {
     "history_limit": "keeps only the newest messages of a session, up to a limit",
@@ -179,11 +180,11 @@ class AdaptedMemory:
         name: str | None = None,
     ) -> Message:
         """Store one message, built the way chat-memory's ``add_message`` builds it."""
-        message = Message(
-            role=role,
-            content=content,
-            id=message_id,
-            tool_calls=tuple(tool_calls),
+        message = message_for(
+            role,
+            content,
+            message_id=message_id,
+            tool_calls=tool_calls,
             tool_call_id=tool_call_id,
             name=name,
         )

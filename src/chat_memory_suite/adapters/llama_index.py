@@ -11,7 +11,6 @@ llama-index's OpenAI integration puts them there::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import redis.asyncio
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
@@ -23,13 +22,8 @@ from ..adapter import MemoryConfig, adapter
 
 
 def _to_llama(message: Message) -> ChatMessage:
-    extra: dict[str, Any] = {}
-    if message.tool_calls:
-        extra["tool_calls"] = [call.to_chat() for call in message.tool_calls]
-    if message.tool_call_id is not None:
-        extra["tool_call_id"] = message.tool_call_id
-    if message.name is not None:
-        extra["name"] = message.name
+    # the tool fields, in the chat-completions shape llama-index's OpenAI integration uses
+    extra = {k: v for k, v in message.to_chat().items() if k not in ("role", "content")}
     return ChatMessage(
         role=MessageRole(message.role), content=message.content, additional_kwargs=extra
     )
