@@ -475,6 +475,10 @@ def main(argv: list[str] | None = None) -> int:
         # however the checkout changes while the run goes on.
         snapshot = Path(tmp) / "snapshot"
         copy_tree(snapshot)
+        # The suite is the installed plugin, whose chat_memory_suite.steps is the checkout's
+        # steps/ (an editable install maps it there). The copy carries its own: mutmut copies
+        # src/chat_memory_suite/ (also_copy), and steps/ inside it is found before the checkout.
+        shutil.copytree(snapshot / "steps", snapshot / "src" / "chat_memory_suite" / "steps")
         source = describe()  # now: the checkout may move on while the passes run
         features_dir = Path(tmp) / "fakeredis"
         shutil.copytree(snapshot, features_dir)
