@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from typing import Any, cast
 
 with warnings.catch_warnings():
     # langchain-community warns on import that it is being sunset; it is still what teams run.
@@ -40,7 +41,8 @@ class LangChainCommunityMemory:
             key_prefix=self.config.key_prefix,
             ttl=self.seconds,
         )
-        history.redis_client = self.config.redis  # type: ignore[assignment] # the scenario's server (fakeredis has no URL)
+        # the scenario's server (fakeredis has no URL); typed Redis, but a cluster works too
+        history.redis_client = cast(Any, self.config.redis)
         return history
 
     def add_messages(self, session_id: str, messages: Sequence[Message]) -> None:

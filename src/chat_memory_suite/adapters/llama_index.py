@@ -11,12 +11,13 @@ llama-index's OpenAI integration puts them there::
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import redis.asyncio
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.storage.chat_store.redis import RedisChatStore
 
-from chat_memory import Message, ToolCall
+from chat_memory import Message, Role, ToolCall
 
 from ..adapter import MemoryConfig, adapter
 
@@ -32,7 +33,7 @@ def _to_llama(message: Message) -> ChatMessage:
 def _from_llama(message: ChatMessage) -> Message:
     extra = message.additional_kwargs
     return Message(
-        role=message.role.value,  # type: ignore[arg-type]
+        role=cast(Role, message.role.value),
         content=message.content,
         tool_calls=tuple(ToolCall.from_chat(call) for call in extra.get("tool_calls", ())),
         tool_call_id=extra.get("tool_call_id"),
