@@ -17,7 +17,6 @@ ratio of at least 0.8. The result is written to ``docs/suite-speed.md``
 from __future__ import annotations
 
 import argparse
-import ast
 import platform
 import pstats
 import statistics
@@ -55,19 +54,6 @@ def test_session_{n}_remembers_its_turn() -> None:
 """
 
 
-def conftest() -> str:
-    """Return the generated project's conftest: this repository's step plugins."""
-    tree = ast.parse((ROOT / "conftest.py").read_text(encoding="utf-8"))
-    plugins = next(
-        ast.literal_eval(node.value)
-        for node in tree.body
-        if isinstance(node, ast.Assign)
-        and any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in node.targets)
-    )
-    wanted = [p for p in plugins if p != "pytester"]
-    return f"import sys\n\nsys.path.insert(0, {str(ROOT)!r})\n\npytest_plugins = {wanted!r}\n"
-
-
 PYTEST_INI = """
 [pytest]
 addopts = -p no:randomly -p no:cacheprovider -q
@@ -79,10 +65,10 @@ def write_project(root: Path, scenarios: int) -> tuple[Path, Path, Path]:
     suite, timed, plain = root / "suite", root / "timed", root / "plain"
     for project in (suite / "features", timed / "features", plain):
         project.mkdir(parents=True)
-    for project in (suite, timed, plain):
-        (project / "pytest.ini").write_text(PYTEST_INI)
+    (plain / "pytest.ini").write_text(PYTEST_INI)
     for project, template in ((suite, SCENARIO), (timed, TIMED_SCENARIO)):
-        (project / "conftest.py").write_text(conftest())
+        # the installed chat_memory_suite plugin, switched on as a team's project does it
+        (project / "pytest.ini").write_text(PYTEST_INI + "chat_memory_suite = true\n")
         feature = "Feature: Generated sessions\n" + "".join(
             template.format(n=n) for n in range(scenarios)
         )
