@@ -232,12 +232,14 @@ class AdaptedMemory:
 
     def close(self) -> None:
         """Close the memory (its ``close`` or ``aclose``, if it has one), then the loop."""
-        for name in ("close", "aclose"):
-            closer = getattr(self.memory, name, None)
-            if callable(closer):
-                self._done(closer())
-        if self._loop is not None:
-            self._loop.close()
+        try:
+            for name in ("close", "aclose"):
+                closer = getattr(self.memory, name, None)
+                if callable(closer):
+                    self._done(closer())
+        finally:
+            if self._loop is not None:
+                self._loop.close()
 
 
 def describe_factory(factory: object) -> str:

@@ -174,15 +174,20 @@ class Services:
         return self.loop.run_until_complete(make())
 
     def close(self) -> None:
-        """Close every client this scenario opened, and its loop."""
-        for client in self._sync_clients:
-            client.close()
-        for adapted in self._adapted:
-            adapted.close()
-        if self.loop is not None:
-            for async_client in self._async_clients:
-                self.loop.run_until_complete(async_client.aclose())
-            self.loop.close()
+        """Close every client this scenario opened, and its loop, whatever fails first."""
+        try:
+            for client in self._sync_clients:
+                client.close()
+            for adapted in self._adapted:
+                adapted.close()
+            if self.loop is not None:
+                for async_client in self._async_clients:
+                    self.loop.run_until_complete(async_client.aclose())
+        finally:
+            # A loop left open is garbage-collected later, in another scenario, as an
+            # unclosed-socket warning there (its self-pipe).
+            if self.loop is not None:
+                self.loop.close()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
