@@ -10,9 +10,13 @@ never touched:
    or real_redis"``): the ``@faults`` ones, the ``@real_redis`` ones, and the
    ``@llm_smoke`` ones against the loopback model stub of ``tests/llm_stub.py``
    (they drive ``chat_memory.openai_model``);
-3. what still survives, with ``tests/unit`` added.
+3. the survivors of the framework adapters (``chat_memory.langchain`` and
+   ``chat_memory.openai_agents``), with the suite run through each one's
+   adapter (``--memory-adapter``), as CI runs it for docs/peers.md: a plain
+   ``pytest features/`` never imports them;
+4. what still survives, with ``tests/unit`` added.
 
-Passes 1 and 2 together are "the acceptance suite alone": everything
+Passes 1 to 3 together are "the acceptance suite alone": everything
 ``pytest features/`` runs in CI.
 
 Then it writes the score by module, both ways, and every mutant the acceptance
@@ -70,6 +74,7 @@ class Mutant:
     place: str
     features: int | None
     server: int | None = None
+    adapter: int | None = None
     unit: int | None = None
     diff: str = ""
     verdict: str = ""
@@ -313,7 +318,7 @@ def justification(mutant: Mutant, equivalents: list[dict[str, str]]) -> str | No
 def classify(report: Report, equivalents: list[dict[str, str]]) -> None:
     """Give every mutant its verdict."""
     for mutant in report.mutants:
-        if mutant.features in KILLED or mutant.server in KILLED:
+        if any(code in KILLED for code in (mutant.features, mutant.server, mutant.adapter)):
             mutant.verdict = "killed by the acceptance suite"
         elif is_wording(mutant):
             mutant.verdict = "message wording"
@@ -329,7 +334,11 @@ def classify(report: Report, equivalents: list[dict[str, str]]) -> None:
             mutant.verdict = "unexplained"
 
 
-PASSES = ("fakeredis", "suite", "unit")
+# The framework adapters, each reached by the suite through its suite adapter.
+ADAPTERS = {
+    "langchain.py": "chat_memory_suite.adapters.langchain_history:make_memory",
+    "openai_agents.py": "chat_memory_suite.adapters.openai_agents:make_memory",
+}
 
 
 def score(mutants: list[Mutant], upto: str, *, behaviour: bool = False) -> tuple[int, int]:
@@ -340,10 +349,14 @@ def score(mutants: list[Mutant], upto: str, *, behaviour: bool = False) -> tuple
     """
     skip = ("equivalent", "message wording") if behaviour else ("equivalent",)
     counted = [m for m in mutants if not m.verdict.startswith(skip)]
-    passes = PASSES[: PASSES.index(upto) + 1]
 
     def codes(m: Mutant) -> list[int | None]:
-        return [m.features, m.server, m.unit][: len(passes)]
+        by_pass = {
+            "fakeredis": [m.features],
+            "suite": [m.features, m.server, m.adapter],
+            "unit": [m.features, m.server, m.adapter, m.unit],
+        }
+        return by_pass[upto]
 
     killed = [m for m in counted if any(code in KILLED for code in codes(m))]
     return len(killed), len(counted)
@@ -374,7 +387,8 @@ def render(report: Report) -> str:
         "",
         "Columns: the acceptance suite on fakeredis; the whole acceptance suite"
         " (`pytest features/` on fakeredis and on a real server, `@faults` and"
-        " `@llm_smoke` included, as CI runs it); the same over mutants that change"
+        " `@llm_smoke` included, and through the LangChain and Agents SDK adapters,"
+        " as CI runs it); the same over mutants that change"
         " behaviour (message wording left out); and with `tests/unit` added.",
         "",
         "| module | mutants | features on fakeredis | `pytest features/` alone"
@@ -523,6 +537,22 @@ def main(argv: list[str] | None = None) -> int:
             for mutant in alive:
                 mutant.server = codes.get(mutant.name)
         alive = [m for m in alive if m.server not in KILLED]
+        for module, factory in ADAPTERS.items():
+            theirs = [m for m in alive if m.module == module]
+            if not theirs:
+                continue
+            adapter_dir = Path(tmp) / f"adapter-{Path(module).stem}"
+            shutil.copytree(snapshot, adapter_dir)
+            codes = run_mutmut(
+                adapter_dir,
+                [m.name for m in theirs],
+                pytest_args=["--memory-adapter", factory],
+                tests=[],
+                env={},
+            )
+            for mutant in theirs:
+                mutant.adapter = codes.get(mutant.name)
+        alive = [m for m in alive if m.adapter not in KILLED]
         report.unit_ran = not args.acceptance_only
         if alive and not args.acceptance_only:
             unit_dir = Path(tmp) / "with-unit"

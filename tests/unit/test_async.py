@@ -1,7 +1,9 @@
 """The async API: the same surface as the sync one, the same storage, streaming and cancellation."""
 
+import ast
 import asyncio
 import inspect
+from pathlib import Path
 from typing import Any
 
 import fakeredis
@@ -162,3 +164,20 @@ async def test_many_sessions_written_concurrently_lose_nothing() -> None:
         assert [m["content"] for m in await memory.get_context(f"s{s}")] == [
             f"{s}:{n}" for n in range(10)
         ]
+
+
+def test_no_unit_test_runs_its_own_event_loop() -> None:
+    """Async tests are ``async def`` (pytest-asyncio runs them), never ``asyncio.run``.
+
+    pytest-asyncio leaves an implicitly created loop current after its first
+    async test; ``asyncio.run`` on the main thread replaces it and drops it
+    unclosed, and its self-pipe surfaces later, in whichever test the garbage
+    collector runs, as an unclosed-socket error (CI's oldest-versions run saw it).
+    """
+    offenders = [
+        f"{path.name}:{call.lineno}"
+        for path in sorted(Path(__file__).parent.glob("*.py"))
+        for call in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(call, ast.Call) and ast.unparse(call.func) == "asyncio.run"
+    ]
+    assert offenders == []

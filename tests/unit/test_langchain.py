@@ -6,8 +6,6 @@ trip LangChain's Redis histories are known to break, sync and async, and the
 history inside RunnableWithMessageHistory.
 """
 
-import asyncio
-
 import fakeredis
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
@@ -56,13 +54,10 @@ def test_tool_calls_tool_call_ids_and_ids_round_trip_exactly(history: ChatMemory
     assert history.messages == TURN
 
 
-def test_the_async_methods_round_trip_exactly_too(history: ChatMemoryHistory) -> None:
-    async def scenario() -> list[BaseMessage]:
-        await history.aadd_messages(TURN)
-        return await history.aget_messages()
-
-    assert asyncio.run(scenario()) == TURN
-    asyncio.run(history.aclear())
+async def test_the_async_methods_round_trip_exactly_too(history: ChatMemoryHistory) -> None:
+    await history.aadd_messages(TURN)
+    assert await history.aget_messages() == TURN
+    await history.aclear()
     assert history.messages == []
 
 

@@ -19,14 +19,21 @@ from tests.mutation import (
 )
 
 
-def mutant(removed: str, added: str, *, features: int | None = 0, unit: int | None = 0) -> Mutant:
+def mutant(
+    removed: str,
+    added: str,
+    *,
+    features: int | None = 0,
+    adapter: int | None = None,
+    unit: int | None = 0,
+) -> Mutant:
     return Mutant(
         "chat_memory._keys.x_f__mutmut_1",
         "_keys.py",
         "f",
         features,
-        None,
-        unit,
+        adapter=adapter,
+        unit=unit,
         diff=f"--- a\n+++ b\n-{removed}\n+{added}",
     )
 
@@ -86,6 +93,8 @@ def test_verdicts_and_scores() -> None:
     report = Report(
         mutants=[
             mutant("a = 1", "a = 2", features=1),  # killed by the features
+            # killed by the suite through a framework adapter (a plain run never imports it)
+            mutant("a = 1", "a = 2", features=None, adapter=1),
             mutant("a = 1", "a = 2", features=0, unit=1),  # killed by the unit tests only
             mutant('raise E("a b c")', "raise E(None)"),  # wording
             mutant('b = s.encode("utf-8")', 'b = s.encode("UTF-8")'),  # equivalent
@@ -95,17 +104,19 @@ def test_verdicts_and_scores() -> None:
     classify(report, equivalents=[])
     assert [m.verdict.split(":")[0] for m in report.mutants] == [
         "killed by the acceptance suite",
+        "killed by the acceptance suite",
         "killed by tests/unit",
         "message wording",
         "equivalent",
         "unexplained",
     ]
-    assert score(report.mutants, "suite") == (1, 4)  # the equivalent one is not counted
-    assert score(report.mutants, "suite", behaviour=True) == (1, 3)
-    assert score(report.mutants, "unit") == (2, 4)
+    assert score(report.mutants, "fakeredis") == (1, 5)
+    assert score(report.mutants, "suite") == (2, 5)  # the equivalent one is not counted
+    assert score(report.mutants, "suite", behaviour=True) == (2, 4)
+    assert score(report.mutants, "unit") == (3, 5)
     text = render(report)
     assert "Unexplained survivors" in text
-    assert "| **library** | 4 | 25.0% | 25.0% | 33.3% | 50.0% |" in text
+    assert "| **library** | 5 | 20.0% | 40.0% | 50.0% | 60.0% |" in text
 
 
 def test_a_written_justification_makes_a_survivor_equivalent() -> None:

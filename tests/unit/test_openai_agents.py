@@ -1,6 +1,5 @@
 """chat_memory.openai_agents: chat-memory as an OpenAI Agents SDK session."""
 
-import asyncio
 from typing import Any
 
 import fakeredis
@@ -37,54 +36,50 @@ def session(**settings: Any) -> ChatMemorySession:
     return ChatMemorySession(memory, "alice")
 
 
-def run(coroutine: Any) -> Any:
-    return asyncio.run(coroutine)
-
-
 def test_it_is_an_agents_sdk_session() -> None:
     assert isinstance(session(), Session)
 
 
-def test_every_kind_of_item_comes_back_exactly() -> None:
+async def test_every_kind_of_item_comes_back_exactly() -> None:
     memory = session()
-    run(memory.add_items(ITEMS))
-    assert run(memory.get_items()) == ITEMS
-    assert run(memory.get_items(limit=2)) == ITEMS[-2:]
-    assert run(memory.get_items(limit=50)) == ITEMS
-    assert run(memory.get_items(limit=0)) == []
+    await memory.add_items(ITEMS)
+    assert await memory.get_items() == ITEMS
+    assert await memory.get_items(limit=2) == ITEMS[-2:]
+    assert await memory.get_items(limit=50) == ITEMS
+    assert await memory.get_items(limit=0) == []
 
 
-def test_items_with_ids_added_again_are_stored_once() -> None:
+async def test_items_with_ids_added_again_are_stored_once() -> None:
     memory = session()
-    run(memory.add_items(ITEMS[1:3]))
-    run(memory.add_items(ITEMS[1:3]))  # the runner retries after a timeout
-    assert run(memory.get_items()) == ITEMS[1:3]
+    await memory.add_items(ITEMS[1:3])
+    await memory.add_items(ITEMS[1:3])  # the runner retries after a timeout
+    assert await memory.get_items() == ITEMS[1:3]
 
 
-def test_pop_item_removes_the_newest_and_forgets_its_id() -> None:
+async def test_pop_item_removes_the_newest_and_forgets_its_id() -> None:
     memory = session()
-    run(memory.add_items(ITEMS))
-    assert run(memory.pop_item()) == ITEMS[-1]
-    assert run(memory.get_items()) == ITEMS[:-1]
-    run(memory.add_items(ITEMS[-1:]))  # a corrected answer under the same id is stored again
-    assert run(memory.get_items()) == ITEMS
-    run(memory.clear_session())
-    assert run(memory.pop_item()) is None
+    await memory.add_items(ITEMS)
+    assert await memory.pop_item() == ITEMS[-1]
+    assert await memory.get_items() == ITEMS[:-1]
+    await memory.add_items(ITEMS[-1:])  # a corrected answer under the same id is stored again
+    assert await memory.get_items() == ITEMS
+    await memory.clear_session()
+    assert await memory.pop_item() is None
 
 
-def test_the_history_limit_never_leaves_an_output_without_its_call() -> None:
+async def test_the_history_limit_never_leaves_an_output_without_its_call() -> None:
     memory = session(max_history=3)
-    run(memory.add_items(ITEMS[:3]))  # the newest three, the call included
-    assert run(memory.get_items()) == ITEMS[:3]
-    run(memory.add_items(ITEMS[3:4]))  # the call stays: reasoning, call, output
-    assert run(memory.get_items()) == ITEMS[1:4]
+    await memory.add_items(ITEMS[:3])  # the newest three, the call included
+    assert await memory.get_items() == ITEMS[:3]
+    await memory.add_items(ITEMS[3:4])  # the call stays: reasoning, call, output
+    assert await memory.get_items() == ITEMS[1:4]
     question: Any = {"role": "user", "content": "Umbrella?"}
-    run(memory.add_items([*ITEMS[4:], question]))  # the call is trimmed: its output goes too
-    assert run(memory.get_items()) == [ITEMS[4], question]
+    await memory.add_items([*ITEMS[4:], question])  # the call is trimmed: its output goes too
+    assert await memory.get_items() == [ITEMS[4], question]
 
 
-def test_the_memory_ttl_applies() -> None:
+async def test_the_memory_ttl_applies() -> None:
     memory = session(ttl=1800)
-    run(memory.add_items(ITEMS[:1]))
-    left = run(memory.memory.ttl("alice"))
+    await memory.add_items(ITEMS[:1])
+    left = await memory.memory.ttl("alice")
     assert left == pytest.approx(1800, abs=2)

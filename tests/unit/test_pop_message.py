@@ -1,6 +1,5 @@
 """pop_message: the newest message taken back, atomically, never a newer one."""
 
-import asyncio
 from typing import Any
 
 import fakeredis
@@ -63,17 +62,14 @@ def test_a_corrupt_newest_entry_is_named_and_stays() -> None:
     assert client.llen(memory.keys.history("ada")) == 2
 
 
-def test_the_async_service_takes_back_the_same_way() -> None:
-    async def scenario() -> tuple[Message | None, Message | None, list[Any]]:
-        memory = AsyncMemoryService(fakeredis.FakeAsyncRedis())
-        await memory.add_messages("ada", [Message("user", "a", id="m-1"), Message("user", "b")])
-        first = await memory.pop_message("ada")
-        await memory.pop_message("ada")
-        empty = await memory.pop_message("ada")
-        await memory.add_message("ada", "user", "a again", message_id="m-1")
-        return first, empty, await memory.get_context("ada")
-
-    first, empty, context = asyncio.run(scenario())
+async def test_the_async_service_takes_back_the_same_way() -> None:
+    memory = AsyncMemoryService(fakeredis.FakeAsyncRedis())
+    await memory.add_messages("ada", [Message("user", "a", id="m-1"), Message("user", "b")])
+    first = await memory.pop_message("ada")
+    await memory.pop_message("ada")
+    empty = await memory.pop_message("ada")
+    await memory.add_message("ada", "user", "a again", message_id="m-1")
+    context = await memory.get_context("ada")
     assert first is not None
     assert first.content == "b"
     assert empty is None
