@@ -9,6 +9,8 @@ run without an adapter, by ``pytest features/`` in this repository::
 
 from __future__ import annotations
 
+from typing import Any
+
 from chat_memory import MemoryService
 
 from ..adapter import MemoryConfig, adapter
@@ -32,9 +34,19 @@ def make_memory(config: MemoryConfig) -> MemoryService:
 
 def service_for(config: MemoryConfig) -> MemoryService:
     """The ``MemoryService`` a scenario's config describes: its client, prefix, limit and TTL."""
-    namespace = config.key_prefix.removesuffix(":session:")
-    if config.max_history is None:
-        return MemoryService(config.redis, namespace=namespace, ttl=config.ttl)
-    return MemoryService(
-        config.redis, namespace=namespace, ttl=config.ttl, max_history=config.max_history
-    )
+    return MemoryService(config.redis, **settings_for(config))
+
+
+def settings_for(config: MemoryConfig) -> dict[str, Any]:
+    """The settings of chat-memory's services (sync or async) that ``config`` describes.
+
+    The namespace is the one whose session keys start with ``config.key_prefix``;
+    no limit in the config leaves the service's default one.
+    """
+    settings: dict[str, Any] = {
+        "namespace": config.key_prefix.removesuffix(":session:"),
+        "ttl": config.ttl,
+    }
+    if config.max_history is not None:
+        settings["max_history"] = config.max_history
+    return settings

@@ -19,6 +19,7 @@ from chat_memory import AsyncMemoryService, Message
 from chat_memory.openai_agents import ChatMemorySession
 
 from ..adapter import MemoryConfig, adapter
+from .chat_memory import settings_for
 
 
 def _item(message: Message) -> Any:
@@ -73,9 +74,5 @@ class AgentsSessionMemory:
 def make_memory(config: MemoryConfig) -> AgentsSessionMemory:
     """chat-memory's Agents SDK session over an asyncio client of the scenario's Redis."""
     assert config.async_redis is not None, "the suite gives every scenario an asyncio client"
-    namespace = config.key_prefix.removesuffix(":session:")
-    settings: dict[str, Any] = {"namespace": namespace, "ttl": config.ttl}
-    if config.max_history is not None:
-        settings["max_history"] = config.max_history
     client = config.async_redis()
-    return AgentsSessionMemory(AsyncMemoryService(client, **settings), client)
+    return AgentsSessionMemory(AsyncMemoryService(client, **settings_for(config)), client)
