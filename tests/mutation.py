@@ -51,6 +51,7 @@ import tempfile
 import tokenize
 import tomllib
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from io import StringIO
@@ -516,10 +517,13 @@ def main(argv: list[str] | None = None) -> int:
         report = Report(sample=bool(names), source=source)
         for name in chosen:
             module, place = place_of(name)
-            mutant = Mutant(name, module, place, features.get(name))
-            if mutant.features not in KILLED:
-                mutant.diff = diff_of(features_dir, name)
-            report.mutants.append(mutant)
+            report.mutants.append(Mutant(name, module, place, features.get(name)))
+        # One `mutmut show` process per survivor: run as many at once as there are cores.
+        survivors = [m for m in report.mutants if m.features not in KILLED]
+        with ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:
+            diffs = pool.map(lambda m: diff_of(features_dir, m.name), survivors)
+            for mutant, diff in zip(survivors, diffs, strict=True):
+                mutant.diff = diff
         alive = [m for m in report.mutants if m.features not in KILLED]
         if alive:
             server_dir = Path(tmp) / "redis-server"
