@@ -28,7 +28,9 @@ gets and that nothing notices is a hole in the suite. With ``--min-score`` it
 exits 1 instead when the acceptance suite kills less than that percentage of
 the mutants that change behaviour (what CI checks on a sample). ::
 
-    python -m tests.mutation                      # the full run, about 30 minutes
+    python -m tests.mutation                      # the full run: 1.5 hours on 2 cores
+    python -m tests.mutation --from-results       # report the saved run again, after a
+                                                  # justification is written down
     python -m tests.mutation --sample 12          # the mutants of 12 random functions
     python -m tests.mutation --module _budget.py  # the modules a change touched
     python -m tests.mutation --sample 12 --acceptance-only --min-score 75 --output m.md  # CI
@@ -52,7 +54,7 @@ import tokenize
 import tomllib
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from fnmatch import fnmatch
 from io import StringIO
 from pathlib import Path
@@ -442,6 +444,22 @@ def render(report: Report) -> str:
     return "\n".join(lines)
 
 
+def save_report(report: Report, path: Path) -> None:
+    """Save what the passes found, verdicts aside (they are given again on loading)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = asdict(report)
+    for mutant in data["mutants"]:
+        del mutant["verdict"]
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def load_report(path: Path) -> Report:
+    """The results :func:`save_report` saved."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    mutants = [Mutant(**fields) for fields in data.pop("mutants")]
+    return Report(mutants=mutants, **data)
+
+
 def function_patterns(package: Path) -> list[str]:
     """The mutmut name pattern of every function and method mutmut mutates, sorted."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mutmut"]
@@ -463,28 +481,8 @@ def function_patterns(package: Path) -> list[str]:
     return patterns
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run mutmut, write the report, and exit 1 when a survivor is unexplained."""
-    parser = argparse.ArgumentParser(prog="python -m tests.mutation", description=__doc__)
-    parser.add_argument(
-        "--sample", type=int, help="check the mutants of this many random functions"
-    )
-    parser.add_argument("--seed", type=int, default=0, help="the sample's random seed")
-    parser.add_argument("--module", action="append", default=[], help="e.g. _budget.py")
-    parser.add_argument("--output", type=Path, default=ROOT / "docs" / "mutation.md")
-    parser.add_argument(
-        "--acceptance-only",
-        action="store_true",
-        help="skip the unit-test pass (CI's sample run: the acceptance suite is what it measures)",
-    )
-    parser.add_argument(
-        "--min-score",
-        type=float,
-        help="exit 1 if pytest features/ kills less than this percentage of the mutants"
-        " that change behaviour",
-    )
-    args = parser.parse_args(argv)
-
+def run_passes(args: argparse.Namespace) -> Report:
+    """Run every pass mutmut makes over a snapshot of the working tree."""
     with tempfile.TemporaryDirectory(prefix="chat-memory-mutation-") as tmp:
         # One snapshot of the working tree, taken now: every pass mutates the same code,
         # however the checkout changes while the run goes on.
@@ -584,7 +582,49 @@ def main(argv: list[str] | None = None) -> int:
             )
             for mutant in alive:
                 mutant.unit = codes.get(mutant.name)
-        classify(report, load_equivalents())
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run mutmut, write the report, and exit 1 when a survivor is unexplained."""
+    parser = argparse.ArgumentParser(prog="python -m tests.mutation", description=__doc__)
+    parser.add_argument(
+        "--sample", type=int, help="check the mutants of this many random functions"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="the sample's random seed")
+    parser.add_argument("--module", action="append", default=[], help="e.g. _budget.py")
+    parser.add_argument("--output", type=Path, default=ROOT / "docs" / "mutation.md")
+    parser.add_argument(
+        "--acceptance-only",
+        action="store_true",
+        help="skip the unit-test pass (CI's sample run: the acceptance suite is what it measures)",
+    )
+    parser.add_argument(
+        "--min-score",
+        type=float,
+        help="exit 1 if pytest features/ kills less than this percentage of the mutants"
+        " that change behaviour",
+    )
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=ROOT / ".mutation" / "results.json",
+        help="where every mutant's diff and exit codes are saved (default: .mutation/results.json)",
+    )
+    parser.add_argument(
+        "--from-results",
+        action="store_true",
+        help="run nothing: classify and report the saved results again (after a justification"
+        " is added to tests/mutation_equivalents.toml)",
+    )
+    args = parser.parse_args(argv)
+
+    if args.from_results:
+        report = load_report(args.results)
+    else:
+        report = run_passes(args)
+        save_report(report, args.results)
+    classify(report, load_equivalents())
     args.output.write_text(render(report))
     unexplained = [m for m in report.mutants if m.verdict == "unexplained"]
     alone = score(report.mutants, "suite")

@@ -13,8 +13,10 @@ from tests.mutation import (
     command_case,
     function_patterns,
     is_wording,
+    load_report,
     place_of,
     render,
+    save_report,
     score,
 )
 
@@ -140,3 +142,17 @@ def test_the_sample_is_drawn_from_what_mutmut_mutates() -> None:
     assert "chat_memory._codec.x_decode__mutmut_*" in patterns
     assert "chat_memory._keys.xǁKeyLayoutǁall__mutmut_*" in patterns
     assert not [p for p in patterns if p.startswith("chat_memory.testing.")]  # do_not_mutate
+
+
+def test_saved_results_report_the_same_again(tmp_path: Path) -> None:
+    report = Report(
+        mutants=[mutant("a = 1", "a = 2", features=1), mutant("a = 1", "a = 3", adapter=33)],
+        sample=True,
+        source="abc1234",
+    )
+    classify(report, equivalents=[])
+    save_report(report, tmp_path / "results.json")
+    again = load_report(tmp_path / "results.json")
+    classify(again, equivalents=[])
+    assert again == report
+    assert render(again) == render(report)
