@@ -15,8 +15,10 @@
   calls and their outputs, reasoning, ...).
 - **Retries are stored once**: an item with an ``id`` (every item a model
   produces has one) is stored once however often it is added, in one atomic
-  write per ``add_items``. Give input items an ``id`` too to make their
-  retries safe: an item without one is stored each time it is added.
+  write per ``add_items``; so is a call's output, which has no ``id`` but
+  answers one call (its ``call_id``). Give input messages an ``id`` too to
+  make their retries safe: a message without one is stored each time it is
+  added, since two equal messages may well be two turns.
 - **The memory's history limit and TTL apply**; a function call's output whose
   call the limit trimmed away is left out of ``get_items``, since the
   Responses API rejects an output that follows no call.
@@ -31,7 +33,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from ._async import AsyncMemoryService
-from ._message import Message, Role, ToolCall
+from ._message import MAX_ID_CHARS, Message, Role, ToolCall
 
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
@@ -52,6 +54,10 @@ def message_of(item: Mapping[str, Any]) -> Message:
     item_id = item.get("id") if isinstance(item.get("id"), str) else None
     call_id = item.get("call_id")
     if kind.endswith("_output"):
+        if item_id is None and isinstance(call_id, str):
+            # A call has one output: a retry of it is the same output, stored once.
+            derived = f"{call_id}:output"
+            item_id = derived if len(derived) <= MAX_ID_CHARS else None
         return Message("tool", text, id=item_id, tool_call_id=str(call_id))
     if kind.endswith("_call") and isinstance(call_id, str):
         call = ToolCall(id=call_id, name=str(item.get("name", kind)), arguments="")

@@ -56,6 +56,24 @@ async def test_items_with_ids_added_again_are_stored_once() -> None:
     assert await memory.get_items() == ITEMS[1:3]
 
 
+async def test_a_retried_call_output_is_stored_once_though_it_has_no_id() -> None:
+    memory = session()
+    output = ITEMS[3]
+    assert "id" not in output
+    assert output["type"] == "function_call_output"
+    await memory.add_items(ITEMS[:4])
+    await memory.add_items([output])  # the runner retries after a timeout
+    assert await memory.get_items() == ITEMS[:4]
+
+
+async def test_input_messages_without_ids_are_each_a_turn() -> None:
+    memory = session()
+    yes: Any = {"role": "user", "content": "yes"}
+    await memory.add_items([yes])
+    await memory.add_items([yes])
+    assert await memory.get_items() == [yes, yes]
+
+
 async def test_pop_item_removes_the_newest_and_forgets_its_id() -> None:
     memory = session()
     await memory.add_items(ITEMS)
