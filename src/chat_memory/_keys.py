@@ -97,16 +97,15 @@ class KeyLayout:
         return KeyLayout(self.namespace, user_id)
 
     def pattern(self) -> str:
-        """Return a SCAN pattern matching every session key of this namespace without a user."""
-        return f"{self._escaped_namespace()}:session:*"
+        """Return a SCAN pattern matching every session key of this namespace without a user.
+
+        A namespace is letters, digits and ``_.:-`` only: no glob character to escape.
+        """
+        return f"{self.namespace}:session:*"
 
     def patterns(self) -> tuple[str, str]:
         """Return the patterns of every key of this namespace: sessions, and users' sessions."""
-        escaped = self._escaped_namespace()
-        return f"{escaped}:session:*", f"{escaped}:user:*"
-
-    def _escaped_namespace(self) -> str:
-        return re.sub(r"([*?\[\]\\])", r"\\\1", self.namespace)
+        return f"{self.namespace}:session:*", f"{self.namespace}:user:*"
 
     def _user_prefix(self) -> str:
         assert self.user_id is not None

@@ -39,7 +39,8 @@ def test_bad_session_ids_are_refused(bad: object) -> None:
         encode_session_id(bad)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("bad", ["", "a b", "a{b}", "x" * 65, 3])
+# A glob character would make the SCAN patterns reach other namespaces' keys.
+@pytest.mark.parametrize("bad", ["", "a b", "a{b}", "x" * 65, 3, "a*", "a?", "a[b]", "a\\b"])
 def test_bad_namespaces_are_refused(bad: object) -> None:
     with pytest.raises(InvalidInputError, match="namespace"):
         KeyLayout(bad)  # type: ignore[arg-type]
