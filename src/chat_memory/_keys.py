@@ -125,7 +125,7 @@ def encode_session_id(session_id: str) -> str:
 
 def decode_session_id(encoded: str) -> str:
     """Return the session id whose encoding is ``encoded``."""
-    return unquote(encoded, encoding="utf-8", errors="strict")
+    return unquote(encoded, errors="strict")  # UTF-8; never replace a bad byte silently
 
 
 def _encode_id(label: str, value: object, longest: int, error: type[InvalidInputError]) -> str:
@@ -134,6 +134,6 @@ def _encode_id(label: str, value: object, longest: int, error: type[InvalidInput
     if not 0 < len(value) <= longest:
         raise error(f"{label} must be 1 to {longest} characters long, not {len(value)}")
     try:
-        return quote(value, safe=_SAFE, encoding="utf-8", errors="strict")
+        return quote(value, safe=_SAFE)  # UTF-8, strict: a lone surrogate is refused
     except UnicodeEncodeError as exc:
         raise error(f"{label} is not valid Unicode text") from exc

@@ -3,7 +3,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chat_memory import InvalidInputError, InvalidSessionIdError, KeyLayout
-from chat_memory._keys import encode_session_id
+from chat_memory._keys import decode_session_id, encode_session_id
 
 session_ids = st.text(min_size=1, max_size=256).filter(
     lambda s: not any(0xD800 <= ord(c) <= 0xDFFF for c in s)
@@ -48,3 +48,9 @@ def test_bad_namespaces_are_refused(bad: object) -> None:
 
 def test_the_scan_pattern_matches_only_the_namespace() -> None:
     assert KeyLayout("chat-test_1").pattern() == "chat-test_1:session:*"
+
+
+def test_an_encoding_that_is_not_utf8_is_never_read_as_another_id() -> None:
+    assert decode_session_id("ada%40example.com%2Fx") == "ada@example.com/x"
+    with pytest.raises(UnicodeDecodeError):
+        decode_session_id("ada%FF")  # not "ada\ufffd": that would be someone else's session
