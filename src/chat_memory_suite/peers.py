@@ -149,13 +149,20 @@ def cell(scenarios: list[Scenario]) -> str:
 
 
 def lacking(scenarios: list[Scenario]) -> list[str]:
-    """The capabilities the store lacks for these scenarios, as their skip reasons name them."""
-    missing: set[str] = set()
+    """The capabilities the store lacks for these scenarios, as their skip reasons name them.
+
+    The ones every such scenario lacks, when there are some (the row's own
+    capability: "History limit" lacks ``history_limit``, not also the
+    ``export`` one of its scenarios needs besides); else all of them.
+    """
+    needs: list[set[str]] = []
     for scenario in scenarios:
         reason = scenario.get("reason") or ""
         if NOT_SUPPORTED in reason:
-            missing.update(n.strip() for n in reason.split("needs", 1)[1].split(","))
-    return sorted(missing)
+            needs.append({n.strip() for n in reason.split("needs", 1)[1].split(",")})
+    if not needs:
+        return []
+    return sorted(set.intersection(*needs) or set.union(*needs))
 
 
 def render(runs: dict[str, dict[str, Any]], not_run: dict[str, str], command: str) -> str:

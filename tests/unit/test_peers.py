@@ -30,6 +30,15 @@ def test_a_row_the_store_cannot_take_names_what_it_lacks() -> None:
     assert cell([]) == "– not run"
 
 
+def test_a_row_names_what_all_its_scenarios_lack_when_they_share_it() -> None:
+    limit = "not supported by this memory: needs history_limit"
+    limit_and_export = "not supported by this memory: needs export, history_limit"
+    row = [scenario("not supported", limit), scenario("not supported", limit_and_export)]
+    assert lacking(row) == ["history_limit"]
+    disjoint = [scenario("not supported", limit), scenario("not supported", UNSUPPORTED)]
+    assert lacking(disjoint) == ["history_limit", "message_ids", "ttl"]
+
+
 def test_the_report_has_a_line_per_guarantee_and_names_each_failure() -> None:
     results = {
         "totals": {"passed": 1, "failed": 1, "not supported": 0},
