@@ -26,6 +26,7 @@ from pytest_bdd import given, parsers, then, when
 
 from chat_memory import (
     ChatMemoryError,
+    CorruptEntryError,
     InvalidInputError,
     MemoryService,
     Message,
@@ -480,6 +481,43 @@ def message_taken_back_says(taken_back: list[Message | None], text: str) -> None
     assert taken_back, "no step took a message back"
     assert taken_back[-1] is not None, "nothing was taken back"
     assert taken_back[-1].content == text
+
+
+@then(parsers.parse("taking back the newest message fails, naming entry {number:d} as corrupt"))
+@requires("pop_message", "typed_errors")
+def taking_back_fails_on_corrupt_entry(memory: MemoryService, session_id: str, number: int) -> None:
+    """A newest entry that cannot be read is reported, and stays: never removed unread.
+
+    Then taking back the newest message fails, naming entry 1 as corrupt
+    """
+    _taking_back_fails(memory, session_id, number, reason="")
+
+
+@then(
+    parsers.parse(
+        'taking back the newest message fails, naming entry {number:d} as corrupt: "{reason}"'
+    )
+)
+@requires("pop_message", "typed_errors")
+def taking_back_fails_on_corrupt_entry_because(
+    memory: MemoryService, session_id: str, number: int, reason: str
+) -> None:
+    """The same, with why the entry cannot be read.
+
+    Then taking back the newest message fails, naming entry 2 as corrupt: "not valid UTF-8 JSON"
+    """
+    _taking_back_fails(memory, session_id, number, reason=reason)
+
+
+def _taking_back_fails(memory: MemoryService, session_id: str, number: int, reason: str) -> None:
+    for attempt in ("first", "second"):  # the second finds the same entry: nothing was removed
+        with pytest.raises(CorruptEntryError) as failure:
+            memory.pop_message(session_id)
+        error = failure.value
+        where = (error.session_id, error.position + 1)
+        assert where == (session_id, number), f"{attempt} attempt: {error}"
+        assert reason in error.reason, f"{attempt} attempt: the reason given is {error.reason}"
+        assert session_id in str(error), str(error)
 
 
 @then("nothing was taken back")

@@ -31,6 +31,7 @@ import redis
 from pytest_bdd import given, parsers, then
 
 from chat_memory import DEFAULT_NAMESPACE, MemoryService, WrongKeyTypeError
+from chat_memory_suite.adapter import requires
 from chat_memory_suite.backends import RedisClient, scenario_keys
 from chat_memory_suite.tables import reads_table, rows
 
@@ -147,6 +148,22 @@ def load_names_key(memory: MemoryService, session_id: str, which: str, kind: str
     """
     with pytest.raises(WrongKeyTypeError) as failure:
         memory.get_context(session_id)
+    _names_key(failure.value, _session_key(memory, session_id, which), kind)
+
+
+@then(
+    parsers.parse(
+        "taking back the newest message fails, naming the session's {which} key as holding a {kind}"
+    )
+)
+@requires("pop_message")
+def take_back_names_key(memory: MemoryService, session_id: str, which: str, kind: str) -> None:
+    """Taking back fails the same way, and removes nothing.
+
+    Then taking back the newest message fails, naming the session's history key as holding a string
+    """
+    with pytest.raises(WrongKeyTypeError) as failure:
+        memory.pop_message(session_id)
     _names_key(failure.value, _session_key(memory, session_id, which), kind)
 
 

@@ -138,11 +138,20 @@ Feature: Remembering a session
     Scenario: The newest message is taken back and the rest stays
       Given the user sent message "m-1" saying "Book a table for Friday"
       And the assistant sent message "m-2" saying "For how many?"
+      And the user sent message "m-3" saying "Four, please"
+      When the app takes back the newest message
+      Then the message taken back says "Four, please"
+      And the context is:
+        | role      | content                 |
+        | user      | Book a table for Friday |
+        | assistant | For how many?           |
+
+    Scenario: The newest message is taken back through a client that decodes responses as text
+      Given the memory's client decodes responses as text
+      And the user sent message "m-1" saying "Book a table for Friday"
+      And the assistant sent message "m-2" saying "For how many?"
       When the app takes back the newest message
       Then the message taken back says "For how many?"
-      And the context is:
-        | role | content                 |
-        | user | Book a table for Friday |
 
     Scenario: A message taken back can be sent again under its id
       Given the user sent message "m-1" saying "Book a table for Friday"

@@ -111,3 +111,24 @@ Feature: Corrupt entries
         | role      | content     |
         | user      | Grüße, 世界 |
         | assistant | 你好        |
+
+  Rule: A corrupt newest entry is never taken back unread
+
+    Scenario: Taking back a corrupt newest entry reports it, and it stays
+      Given a new session "alice"
+      And the user said "first"
+      And another service stored this entry for the session:
+        """
+        hello
+        """
+      Then taking back the newest message fails, naming entry 2 as corrupt: "not valid UTF-8 JSON"
+
+    Scenario: Taking back a newest entry that is not UTF-8 reports it, whatever the client decodes
+      Given a new session "alice"
+      And the memory's client decodes responses as text
+      And another service stored an entry that is not UTF-8 for the session
+      Then taking back the newest message fails, naming entry 1 as corrupt
+
+    Scenario: Taking back fails, naming the key, when the session's history key holds a string
+      Given another service stored a string under the session's history key
+      Then taking back the newest message fails, naming the session's history key as holding a string
