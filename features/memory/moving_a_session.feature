@@ -94,6 +94,24 @@ Feature: Moving a session
         | id      | {"v": 1, "role": "user", "content": "hi", "created_at": 1796205600.0} |
         | time    | {"v": 1, "id": "m-1", "role": "user", "content": "hi"}                |
 
+    Scenario Outline: An exported message sent at <time> is refused, naming the line
+      A time that is not a finite number would be stored as text no JSON reader accepts.
+
+      When the app imports this export into the session:
+        """
+        {"chat_memory_export": 1, "session_id": "x", "metadata": {}}
+        {"v": 1, "id": "m-1", "role": "user", "content": "hi", "created_at": <time>}
+        """
+      Then the message is refused with the reason "line 2 of the export: created_at must be a finite number"
+      And nothing is stored
+
+      Examples:
+        | time     |
+        | NaN      |
+        | Infinity |
+        | "noon"   |
+        | true     |
+
     Scenario: An empty text is not an export
       When the app imports this export into the session:
         """
