@@ -179,6 +179,29 @@ def model_will_reply(fake_model: FakeLLM, text: str) -> None:
     fake_model.will_reply(text)
 
 
+@given(parsers.parse('the model will reply with message "{message_id}" saying "{text}"'))
+def model_will_reply_with_id(fake_model: FakeLLM, text: str, message_id: str) -> None:
+    """Script the model's next reply as a message with an id of its own (e.g. the API's).
+
+    Given the model will reply with message "resp-1" saying "Hello, Ada."
+    """
+    fake_model.will_reply(Message("assistant", text, id=message_id))
+
+
+@then(parsers.parse('the answer is stored as message "{message_id}"'))
+def answer_stored_as(memory: MemoryService, session_id: str, message_id: str) -> None:
+    """The session's newest message is the answer, under the id the model gave it, once.
+
+    Then the answer is stored as message "resp-1"
+    """
+    stored = memory.get_messages(session_id)
+    assert stored, f'session "{session_id}" holds nothing'
+    ids = [m.id for m in stored]
+    assert ids.count(message_id) == 1, f"the ids stored: {ids}"
+    newest = stored[-1]
+    assert (newest.role, newest.id) == ("assistant", message_id), f"the newest: {newest}"
+
+
 @given(parsers.parse('the model will call the tool "{name}" with the arguments {arguments}'))
 def model_will_call_tool(fake_model: FakeLLM, name: str, arguments: str) -> None:
     """Script the model's next reply as a tool call (an assistant Message, no text).
@@ -410,17 +433,42 @@ def turn_not_stored_json(turn: Turn, text: str) -> None:
     _handed_back(turn, json.loads(text))
 
 
+@then(
+    parsers.parse(
+        'the turn was not stored, and the error hands back the tool call "{name}" with the turn'
+    )
+)
+def turn_not_stored_tool_call(turn: Turn, name: str) -> None:
+    """As above, for a model that answered with a tool call: the call comes back as stored.
+
+    The reply handed back is the turn's own assistant message, id included,
+    so that the app can run the tool and store the turn later, once.
+
+    Then the turn was not stored, and the error hands back the tool call "weather" with the turn
+    """
+    error = _turn_handed_back(turn)
+    reply = error.reply
+    assert isinstance(reply, Message), f"the error hands back {reply!r}, not the model's message"
+    assert [call.name for call in reply.tool_calls] == [name], f"the reply: {reply}"
+    assert reply == error.messages[1], f"the reply {reply} is not the turn's {error.messages[1]}"
+
+
 def _handed_back(turn: Turn, text: str) -> None:
+    error = _turn_handed_back(turn)
+    assert error.reply == text, f"the error hands back {error.reply!r}, not {text!r}"
+    assert error.messages[1].content == text, f"the turn: {error.messages}"
+
+
+def _turn_handed_back(turn: Turn) -> ReplyNotStoredError:
     error = turn.error
     assert isinstance(error, ReplyNotStoredError), f"not a ReplyNotStoredError: {error!r}"
-    assert error.reply == text, f"the error hands back {error.reply!r}, not {text!r}"
-    roles = [(m.role, m.content) for m in error.messages]
-    assert [role for role, _ in roles] == ["user", "assistant"], f"the turn: {roles}"
-    assert roles[1][1] == text, f"the turn: {roles}"
+    roles = [m.role for m in error.messages]
+    assert roles == ["user", "assistant"], f"the turn: {error.messages}"
     assert all(m.id for m in error.messages), f"a message of the turn has no id: {error.messages}"
     assert isinstance(error.__cause__, ChatMemoryError), f"the cause: {error.__cause__!r}"
     assert str(error.__cause__) in str(error), f"the error does not say why: {error}"
     assert error.may_have_written is False, "the error says the turn may have been written"
+    return error
 
 
 @then("the turn fails with the model's own error")

@@ -26,6 +26,11 @@ Feature: The model sees the remembered session
         | user      | My name is Ada.        |
         | assistant | Nice to meet you, Ada. |
 
+    Scenario: An answer the model gave an id of its own is stored under that id
+      Given the model will reply with message "resp-1" saying "Hello, Ada."
+      When the user asks "Hi, I am Ada."
+      Then the answer is stored as message "resp-1"
+
   Rule: The system prompt always comes first and is never remembered
 
     Scenario: The system prompt opens every prompt but stays out of the history

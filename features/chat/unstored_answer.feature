@@ -14,6 +14,13 @@ Feature: An answer that cannot be stored
       When the user asks "My name is Ada."
       Then the turn was not stored, and the error hands back the answer "Nice to meet you, Ada." with the turn
 
+    Scenario: A tool call the model answered with comes back as it would have been stored
+      Given a new session "ada"
+      And the model will call the tool "weather" with the arguments {"city": "Paris"}
+      And another service stored a string under the session's ids key
+      When the user asks "Weather in Paris?"
+      Then the turn was not stored, and the error hands back the tool call "weather" with the turn
+
     Scenario: Storing the handed-back turn twice remembers it once
       Given a new session "ada"
       And the model will reply "Nice to meet you, Ada."
