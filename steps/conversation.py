@@ -16,6 +16,7 @@ for a "Then the message is refused" step instead of failing the scenario.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -31,6 +32,7 @@ from chat_memory import (
     MemoryService,
     Message,
     MessageIdConflictError,
+    MessageTooLargeError,
     ToolCall,
 )
 from chat_memory_suite.adapter import requires
@@ -317,6 +319,38 @@ def app_sends_long(memory: MemoryService, session_id: str, attempt: Attempt, len
     attempt.make(lambda: memory.add_message(session_id, "user", "x" * length))
 
 
+@when(
+    parsers.re(
+        r"the app sends a message whose stored form is"
+        r" (?P<where>exactly|one byte over) the size limit"
+    )
+)
+@requires("client_settings", "typed_errors", "message_ids", "timestamps")
+def app_sends_message_at_size_limit(
+    memory: MemoryService, session_id: str, attempt: Attempt, where: str
+) -> None:
+    """The app sends a message whose stored entry is exactly the limit, or one byte more.
+
+    The entry's overhead (its id, time and field names) is learnt from the
+    memory's own refusal of a message certainly too long, so the boundary is
+    exact whatever the entry format.
+
+    When the app sends a message whose stored form is exactly the size limit
+    """
+    limit = memory.max_message_bytes
+
+    def message(length: int) -> Message:
+        return Message("user", "x" * length, id="m-1", created_at=1796205600.0)
+
+    with pytest.raises(MessageTooLargeError) as probe:
+        memory.add_messages(session_id, [message(limit + 1)])
+    found = re.search(r"encodes to (\d+) bytes", str(probe.value))
+    assert found, f"the refusal does not say the size: {probe.value}"
+    overhead = int(found[1]) - (limit + 1)
+    length = limit - overhead + (1 if where == "one byte over" else 0)
+    attempt.make(lambda: memory.add_messages(session_id, [message(length)]))
+
+
 @when(parsers.parse("the app sends a message to a session whose id is {length:d} characters long"))
 @requires("typed_errors")
 def app_sends_to_long_session(memory: MemoryService, attempt: Attempt, length: int) -> None:
@@ -415,6 +449,19 @@ def app_resends_chat_messages(
     """
     assert chat_turns, "no step sent chat messages before"
     memory.add_messages(session_id, chat_turns[-1])
+
+
+@when(parsers.parse("the app sends {count:d} messages in one call"))
+@requires("client_settings", "typed_errors")
+def app_sends_many_in_one_call(
+    memory: MemoryService, session_id: str, attempt: Attempt, count: int
+) -> None:
+    """The app stores this many messages in one call (a long turn of tool calls, say).
+
+    When the app sends 21 messages in one call
+    """
+    batch = [Message("user", f"message {n}") for n in range(1, count + 1)]
+    attempt.make(lambda: memory.add_messages(session_id, batch))
 
 
 @when(parsers.parse("the app sends a message whose id is {length:d} characters long"))

@@ -98,6 +98,16 @@ def history_limit(memory_settings: MemorySettings, limit: int) -> None:
     memory_settings.change(max_history=limit)
 
 
+@given(parsers.parse("a message may take at most {size:d} bytes once stored"))
+@requires("client_settings")
+def message_size_limit(memory_settings: MemorySettings, size: int) -> None:
+    """Refuse a message whose stored entry (JSON, with its id and time) is larger than this.
+
+    Given a message may take at most 300 bytes once stored
+    """
+    memory_settings.change(max_message_bytes=size)
+
+
 @given(
     parsers.re(r"message ids are remembered for the newest (?P<count>\d+) messages?"),
     converters={"count": int},

@@ -29,6 +29,34 @@ Feature: Refusing bad input
       Then the message is refused with the reason "over the limit"
       And nothing is stored
 
+    Scenario: A message exactly as large as the limit is kept
+      Given a new session "alice"
+      And a message may take at most 300 bytes once stored
+      When the app sends a message whose stored form is exactly the size limit
+      Then the context contains 1 message
+
+    Scenario: A message one byte over the limit is refused
+      Given a new session "alice"
+      And a message may take at most 300 bytes once stored
+      When the app sends a message whose stored form is one byte over the size limit
+      Then the message is refused with the reason "encodes to 301 bytes, over the limit of 300"
+      And nothing is stored
+
+    Scenario: One call may store as many messages as the memory remembers ids for
+      A retry of a longer call could not be recognised whole, so it is refused.
+
+      Given a new session "alice"
+      And message ids are remembered for the newest 20 messages
+      When the app sends 20 messages in one call
+      Then the context contains 20 messages
+
+    Scenario: A call of more messages than the memory remembers ids for is refused whole
+      Given a new session "alice"
+      And message ids are remembered for the newest 20 messages
+      When the app sends 21 messages in one call
+      Then the message is refused with the reason "one call may append at most idempotency_window (20) messages, not 21"
+      And nothing is stored
+
   Rule: A message needs a valid session id
 
     Scenario: A message without a session id is refused

@@ -85,6 +85,11 @@ class MemoryShell(Generic[ClientT]):
         return self._core.max_history
 
     @property
+    def max_message_bytes(self) -> int:
+        """The most bytes one message may take once encoded for storage."""
+        return self._core.max_message_bytes
+
+    @property
     def idempotency_window(self) -> int:
         """How many of a session's newest message ids are remembered, to skip retries."""
         return self._core.idempotency_window
