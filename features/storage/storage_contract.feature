@@ -33,6 +33,26 @@ Feature: Storage contract
         {"v":1,"id":"m-1","role":"user","content":"Call me \"Ada\", 我叫张三","created_at":1796205600.0}
         """
 
+    Scenario: A tool exchange is stored exactly in format version 1, as compact JSON
+      Given the time is 2026-12-02 10:00:00 UTC
+      And a new session "alice"
+      When the app sends these chat messages:
+        """
+        [
+          {"id": "m-1", "role": "assistant", "content": null, "tool_calls": [
+            {"id": "call-1", "type": "function", "function": {"name": "weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+          {"id": "m-2", "role": "tool", "content": "18°C", "tool_call_id": "call-1", "name": "weather"}
+        ]
+        """
+      Then stored entry 1 of the session is:
+        """
+        {"v":1,"id":"m-1","role":"assistant","content":null,"created_at":1796205600.0,"tool_calls":[{"id":"call-1","type":"function","function":{"name":"weather","arguments":"{\"city\": \"Paris\"}"}}]}
+        """
+      And stored entry 2 of the session is:
+        """
+        {"v":1,"id":"m-2","role":"tool","content":"18°C","created_at":1796205600.0,"tool_call_id":"call-1","name":"weather"}
+        """
+
     Scenario: An entry in the earlier plain shape still loads
       Given a new session "alice"
       And another service stored this entry for the session:
