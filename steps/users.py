@@ -390,6 +390,20 @@ def user_metadata_is(memory: MemoryService, name: str, user: str, docstring: str
     expect_text(f'the metadata of session "{name}"', metadata, json.loads(docstring))
 
 
+@then(parsers.parse('the listing shows session "{name}" with this metadata:'))
+@reads_json
+def listing_shows_metadata(users: Users, name: str, docstring: str) -> None:
+    """The listing carries the session's whole metadata, as reading it would return it.
+
+    Then the listing shows session "paris" with this metadata:
+    """
+    assert users.listed, "no step listed a user's sessions"
+    found = [s for s in users.listing if s.session_id == name]
+    assert found, f'session "{name}" is not listed: {[s.session_id for s in users.listing]}'
+    what = f'the listed metadata of session "{name}"'
+    expect_text(what, found[0].metadata, json.loads(docstring))
+
+
 @when(parsers.parse('user "{user}" is forgotten'))
 def user_forgotten(
     memory: MemoryService, redis_client: RedisClient, namespace: str, users: Users, user: str

@@ -112,6 +112,22 @@ Feature: A user's sessions, listed
         {"title": "Paris trip", "tags": ["travel", "été"], "pinned": true, "budget": 1200.5}
         """
 
+    Scenario: The listing carries each session's metadata, and a title only when it is text
+      Given the time is 2026-12-02 10:00:00 UTC
+      And user "ada" said "hello" in session "paris"
+      And user "ada" gave session "paris" this metadata:
+        """
+        {"title": 42, "pinned": true}
+        """
+      When the sessions of user "ada" are listed
+      Then the listing shows session "paris" with this metadata:
+        """
+        {"title": 42, "pinned": true}
+        """
+      And the sessions listed are:
+        | session | title | messages | created             | last active         |
+        | paris   |       | 1        | 2026-12-02 10:00:00 | 2026-12-02 10:00:00 |
+
     Scenario: Metadata expires with its session
       Given sessions expire after 30 minutes of inactivity
       And user "ada" said "hello" in session "paris"
