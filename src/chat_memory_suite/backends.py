@@ -278,9 +278,13 @@ def redis_client(
 
 
 def scenario_keys(client: RedisClient, namespace: str) -> list[bytes]:
-    """Return every key of ``namespace`` (on every node of a cluster)."""
+    """Return every key of ``namespace`` (on every node of a cluster), each once.
+
+    SCAN may return a key more than once (when the server rehashes while it
+    iterates, as it does under parallel writers), so the keys are deduplicated.
+    """
     patterns = KeyLayout(namespace).patterns()
-    return sorted(key for p in patterns for key in client.scan_iter(match=p, count=500))
+    return sorted({key for p in patterns for key in client.scan_iter(match=p, count=500)})
 
 
 def shift_expiry(client: RedisClient, namespace: str, elapsed: timedelta) -> None:
