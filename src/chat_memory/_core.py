@@ -177,8 +177,7 @@ class MemoryCore:
         for item in encoded:
             if len(item.entry) > self.max_message_bytes:
                 raise MessageTooLargeError(
-                    f"a {item.message.role} message encodes to {len(item.entry)} bytes,"
-                    f" over the limit of {self.max_message_bytes}"
+                    item.message.role, len(item.entry), self.max_message_bytes
                 )
             args += [str(item.message.id).encode("utf-8"), item.fingerprint, item.entry]
         return AppendCall(keys, args, encoded)

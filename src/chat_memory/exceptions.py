@@ -79,7 +79,18 @@ class InvalidContentError(InvalidInputError):
 
 
 class MessageTooLargeError(InvalidInputError):
-    """A message's encoded size exceeds the configured maximum."""
+    """A message's encoded size exceeds the configured maximum.
+
+    ``role``, ``size`` (bytes once encoded for storage) and ``limit`` say
+    which message and by how much; nothing of the call was written.
+    """
+
+    def __init__(self, role: str, size: int, limit: int) -> None:
+        """Name the message's role, its encoded size and the limit it exceeds."""
+        super().__init__(f"a {role} message encodes to {size} bytes, over the limit of {limit}")
+        self.role = role
+        self.size = size
+        self.limit = limit
 
 
 class MessageIdConflictError(InvalidInputError):

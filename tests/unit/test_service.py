@@ -104,10 +104,13 @@ def test_ids_must_be_unique_within_one_call(fake_redis: fakeredis.FakeRedis) -> 
 
 def test_one_invalid_message_in_a_batch_writes_nothing(fake_redis: fakeredis.FakeRedis) -> None:
     memory = MemoryService(fake_redis, max_message_bytes=100)
-    with pytest.raises(MessageTooLargeError, match="over the limit of 100"):
+    with pytest.raises(MessageTooLargeError, match="over the limit of 100") as refused:
         memory.add_messages(
             "s", [{"role": "user", "content": "ok"}, {"role": "user", "content": "x" * 100}]
         )
+    assert (refused.value.role, refused.value.limit) == ("user", 100)
+    assert refused.value.size > 100
+    assert f"encodes to {refused.value.size} bytes" in str(refused.value)
     with pytest.raises(InvalidContentError, match="at least one"):
         memory.add_messages("s", [])
     assert fake_redis.keys() == []
