@@ -89,18 +89,3 @@ def pytest_collection_modifyitems(items):
     )
     result = pytester.runpytest_subprocess("--collect-only", "-q", "-s", "-p", "no:randomly")
     result.stdout.fnmatch_lines(["ITEM test_one [] 1", "ITEM test_many[2] [('n', '2')] 4"])
-
-
-def test_scenario_keys_lists_each_key_once_though_scan_repeats_it() -> None:
-    """SCAN may return a key twice (a rehash while it iterates): the count stays true."""
-    from typing import Any, cast
-
-    from chat_memory_suite.backends import RedisClient, scenario_keys
-
-    class RepeatingScan:
-        def scan_iter(self, match: str, count: int) -> Any:
-            key = match.replace("*", "x").encode()
-            return iter([key, key])
-
-    keys = scenario_keys(cast(RedisClient, RepeatingScan()), "chat")
-    assert keys == [b"chat:session:x", b"chat:user:x"]
