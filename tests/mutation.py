@@ -339,8 +339,11 @@ def classify(report: Report, equivalents: list[dict[str, str]]) -> None:
 
 # The framework adapters, each reached by the suite through its suite adapter.
 ADAPTERS = {
-    "langchain.py": "chat_memory_suite.adapters.langchain_history:make_memory",
-    "openai_agents.py": "chat_memory_suite.adapters.openai_agents:make_memory",
+    "langchain.py": (
+        "chat_memory_suite.adapters.langchain_history:make_memory",
+        "chat_memory_suite.adapters.langchain_history:make_async_memory",
+    ),
+    "openai_agents.py": ("chat_memory_suite.adapters.openai_agents:make_memory",),
 }
 
 
@@ -539,21 +542,22 @@ def run_passes(args: argparse.Namespace) -> Report:
             for mutant in alive:
                 mutant.server = codes.get(mutant.name)
         alive = [m for m in alive if m.server not in KILLED]
-        for module, factory in ADAPTERS.items():
-            theirs = [m for m in alive if m.module == module]
-            if not theirs:
-                continue
-            adapter_dir = Path(tmp) / f"adapter-{Path(module).stem}"
-            shutil.copytree(snapshot, adapter_dir)
-            codes = run_mutmut(
-                adapter_dir,
-                [m.name for m in theirs],
-                pytest_args=["--memory-adapter", factory],
-                tests=[],
-                env={},
-            )
-            for mutant in theirs:
-                mutant.adapter = codes.get(mutant.name)
+        for module, factories in ADAPTERS.items():
+            for number, factory in enumerate(factories):
+                theirs = [m for m in alive if m.module == module and m.adapter not in KILLED]
+                if not theirs:
+                    break
+                adapter_dir = Path(tmp) / f"adapter-{Path(module).stem}-{number}"
+                shutil.copytree(snapshot, adapter_dir)
+                codes = run_mutmut(
+                    adapter_dir,
+                    [m.name for m in theirs],
+                    pytest_args=["--memory-adapter", factory],
+                    tests=[],
+                    env={},
+                )
+                for mutant in theirs:
+                    mutant.adapter = codes.get(mutant.name)
         alive = [m for m in alive if m.adapter not in KILLED]
         report.unit_ran = not args.acceptance_only
         if alive and not args.acceptance_only:

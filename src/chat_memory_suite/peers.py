@@ -32,26 +32,30 @@ from typing import Any
 from .collect import NOT_SUPPORTED
 
 STORES = {
-    "chat-memory": ("chat_memory_suite.adapters.chat_memory", "chat-memory"),
+    "chat-memory": ("chat_memory_suite.adapters.chat_memory:make_memory", "chat-memory"),
     "chat-memory through LangChain": (
-        "chat_memory_suite.adapters.langchain_history",
+        "chat_memory_suite.adapters.langchain_history:make_memory",
+        "langchain-core",
+    ),
+    "chat-memory through LangChain, async": (
+        "chat_memory_suite.adapters.langchain_history:make_async_memory",
         "langchain-core",
     ),
     "chat-memory through the Agents SDK": (
-        "chat_memory_suite.adapters.openai_agents",
+        "chat_memory_suite.adapters.openai_agents:make_memory",
         "openai-agents",
     ),
-    "seed article (RPUSH + LTRIM)": ("chat_memory_suite.adapters.seed", "chat-memory"),
+    "seed article (RPUSH + LTRIM)": ("chat_memory_suite.adapters.seed:make_memory", "chat-memory"),
     "langchain-community RedisChatMessageHistory": (
-        "chat_memory_suite.adapters.langchain_community",
+        "chat_memory_suite.adapters.langchain_community:make_memory",
         "langchain-community",
     ),
     "llama-index RedisChatStore": (
-        "chat_memory_suite.adapters.llama_index",
+        "chat_memory_suite.adapters.llama_index:make_memory",
         "llama-index-storage-chat-store-redis",
     ),
 }
-"""Each store: its adapter module (the factory is ``make_memory``) and the package it is."""
+"""Each store: its adapter (``module:factory``) and the package it is."""
 
 STACK_ONLY = {
     "langchain-redis RedisChatMessageHistory": "needs Redis Stack (RediSearch), not plain Redis",
@@ -91,7 +95,7 @@ ROWS = (
 )
 
 
-def run_store(module: str, workdir: Path) -> dict[str, Any]:
+def run_store(factory: str, workdir: Path) -> dict[str, Any]:
     """Run the suite against one store on a throwaway server; return its results.json."""
     workdir.mkdir(parents=True)
     (workdir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
@@ -102,7 +106,7 @@ def run_store(module: str, workdir: Path) -> dict[str, Any]:
         "pytest",
         "--chat-memory-suite",
         "--memory-adapter",
-        f"{module}:make_memory",
+        factory,
         "--redis-server",
         "--living-doc",
         str(out),
@@ -116,7 +120,7 @@ def run_store(module: str, workdir: Path) -> dict[str, Any]:
     ]
     done = subprocess.run(command, cwd=workdir, capture_output=True, text=True, check=False)
     if done.returncode not in (0, 1) or not (out / "results.json").exists():
-        raise RuntimeError(f"the suite did not run for {module}:\n{done.stdout}\n{done.stderr}")
+        raise RuntimeError(f"the suite did not run for {factory}:\n{done.stdout}\n{done.stderr}")
     return dict(json.loads((out / "results.json").read_text(encoding="utf-8")))
 
 
@@ -238,14 +242,14 @@ def main() -> None:
     args = parser.parse_args()
     runs, not_run = {}, dict(STACK_ONLY)
     with tempfile.TemporaryDirectory() as tmp:
-        for store, (module, package) in STORES.items():
+        for number, (store, (factory, package)) in enumerate(STORES.items()):
             try:
-                importlib.import_module(module)
+                importlib.import_module(factory.partition(":")[0])
             except ImportError:
                 not_run[store] = f'{package} is not installed: pip install "chat-memory[bench]"'
                 continue
             print(f"running the suite against {store} ...", flush=True)
-            runs[store] = run_store(module, Path(tmp) / module.rsplit(".", 1)[1])
+            runs[store] = run_store(factory, Path(tmp) / f"store-{number}")
     args.output.write_text(render(runs, not_run, "python -m chat_memory_suite.peers"), "utf-8")
     print(f"wrote {args.output}")
 

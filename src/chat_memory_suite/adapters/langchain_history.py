@@ -2,21 +2,29 @@
 
 Every message goes through LangChain's own types and back, so the suite
 checks what a LangChain app gets: tool calls, tool call ids and message ids
-kept exactly, retries stored once, the limit and the TTL applied::
+kept exactly, retries stored once, the limit and the TTL applied.
+``make_memory`` calls the history's sync methods, ``make_async_memory`` its
+async ones (``aadd_messages``, ``aget_messages``, ``aclear``) over an
+``AsyncMemoryService``::
 
     pytest --chat-memory-suite \
         --memory-adapter chat_memory_suite.adapters.langchain_history:make_memory
+    pytest --chat-memory-suite \
+        --memory-adapter chat_memory_suite.adapters.langchain_history:make_async_memory
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from chat_memory import MemoryService, Message
+from chat_memory import AsyncMemoryService, MemoryService, Message
 from chat_memory.langchain import ChatMemoryHistory, from_langchain, to_langchain
 
 from ..adapter import MemoryConfig, adapter
-from .chat_memory import service_for
+from .chat_memory import service_for, settings_for
+
+CAPABILITIES = {"history_limit", "ttl", "message_ids", "tool_calls", "atomic_turns"}
 
 
 class LangChainHistoryMemory:
@@ -44,7 +52,47 @@ class LangChainHistoryMemory:
         return self.memory.ttl(session_id)
 
 
-@adapter(capabilities={"history_limit", "ttl", "message_ids", "tool_calls", "atomic_turns"})
+class AsyncLangChainHistoryMemory:
+    """A ``ChatMemoryHistory`` per session, called through its async methods only."""
+
+    def __init__(self, memory: AsyncMemoryService, client: Any) -> None:
+        """Serve every session of ``memory``, whose asyncio client is ``client``."""
+        self.memory = memory
+        self.client = client
+
+    def _history(self, session_id: str) -> ChatMemoryHistory:
+        return ChatMemoryHistory(None, session_id, async_memory=self.memory)
+
+    async def add_messages(self, session_id: str, messages: Sequence[Message]) -> None:
+        """The history's ``aadd_messages``, given LangChain messages."""
+        await self._history(session_id).aadd_messages([to_langchain(m) for m in messages])
+
+    async def get_messages(self, session_id: str) -> list[Message]:
+        """The history's ``aget_messages``, read back from LangChain's types."""
+        return [from_langchain(m) for m in await self._history(session_id).aget_messages()]
+
+    async def clear(self, session_id: str) -> None:
+        """The history's ``aclear``."""
+        await self._history(session_id).aclear()
+
+    async def ttl(self, session_id: str) -> float | None:
+        """The service's own reading of the time left."""
+        return await self.memory.ttl(session_id)
+
+    async def aclose(self) -> None:
+        """Close the asyncio client."""
+        await self.client.aclose()
+
+
+@adapter(capabilities=CAPABILITIES)
 def make_memory(config: MemoryConfig) -> LangChainHistoryMemory:
     """chat-memory's LangChain history over the scenario's Redis."""
     return LangChainHistoryMemory(service_for(config))
+
+
+@adapter(capabilities=CAPABILITIES)
+def make_async_memory(config: MemoryConfig) -> AsyncLangChainHistoryMemory:
+    """chat-memory's LangChain history, used the async way, over the scenario's Redis."""
+    assert config.async_redis is not None, "the suite gives every scenario an asyncio client"
+    client = config.async_redis()
+    return AsyncLangChainHistoryMemory(AsyncMemoryService(client, **settings_for(config)), client)
