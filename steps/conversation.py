@@ -19,7 +19,7 @@ import json
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from pytest_bdd import given, parsers, then, when
@@ -32,6 +32,7 @@ from chat_memory import (
     Message,
     MessageIdConflictError,
     MessageTooLargeError,
+    Role,
     ToolCall,
 )
 from chat_memory_suite.adapter import requires
@@ -135,6 +136,24 @@ def assistant_replies(
     When the assistant replies "你好张三，有什么事？"
     """
     _say(memory, session_id, sent, "assistant", text)
+
+
+@given(parsers.parse('the {role} "{name}" said "{text}"'))
+@requires("names")
+def named_writer_said(
+    memory: MemoryService, session_id: str, sent: list[Message], role: str, name: str, text: str
+) -> None:
+    """Someone named wrote a message: one of several users in a group chat, or a named assistant.
+
+    {role} is user, assistant or system.
+
+    Given the user "ann" said "Shall we meet at noon?"
+    """
+    if role not in ("user", "assistant", "system"):
+        raise ValueError(
+            f'the writer of a named message is the user, assistant or system, not "{role}"'
+        )
+    sent.append(memory.add_message(session_id, cast(Role, role), text, name=name))
 
 
 @given("the session remembers:")

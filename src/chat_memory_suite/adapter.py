@@ -52,6 +52,7 @@ CAPABILITIES: dict[str, str] = {
     "message_ids": "stores a message under the id the app gave it, once: a retry is no copy",
     "timestamps": "records when each message was stored",
     "tool_calls": "stores the assistant's tool calls and the tool results that answer them",
+    "names": "keeps the name of who wrote each message (several people in one chat)",
     "pop_message": "removes the session's newest message on request, so it can be sent again",
     "atomic_turns": "stores a turn of several messages all together or not at all",
     "chat_messages": "takes messages in the chat-completions shape (dicts)",

@@ -89,6 +89,7 @@ ROWS = (
     Row("Atomicity under concurrent writers", _in("production/concurrent_writes.feature")),
     Row("Retry safety (message ids)", _needing("message_ids")),
     Row("Tool calls", _needing("tool_calls")),
+    Row("Who wrote each message (names)", _needing("names")),
     Row("Unicode and odd text", _in("memory/message_content.feature")),
     Row("Isolation of sessions", _in("memory/session_isolation.feature")),
     Row("Corrupt entries", _in("storage/corrupt_entries.feature")),

@@ -23,6 +23,7 @@ from ..adapter import MemoryConfig, adapter
         "message_ids",
         "timestamps",
         "tool_calls",
+        "names",
         "atomic_turns",
         "pop_message",
     }

@@ -24,7 +24,7 @@ from chat_memory.langchain import ChatMemoryHistory, from_langchain, to_langchai
 from ..adapter import MemoryConfig, adapter
 from .chat_memory import service_for, settings_for
 
-CAPABILITIES = {"history_limit", "ttl", "message_ids", "tool_calls", "atomic_turns"}
+CAPABILITIES = {"history_limit", "ttl", "message_ids", "tool_calls", "names", "atomic_turns"}
 
 
 class LangChainHistoryMemory:
