@@ -29,6 +29,9 @@ KINDS = {
     "ti": "a date and time, like 2026-12-02 10:00:00",
     "": "any text",
 }
+CHOICE = "one of: "
+"""How a parameter that takes one of a few words is described: ``one of: once, twice``."""
+_CHOICES = re.compile(r"[\w ]+(?:\|[\w ]+)+")
 _PARSE_FIELD = re.compile(r"\{(\w+)(?::([^}]*))?\}")
 _REGEX_GROUP = re.compile(r"\(\?P<(\w+)>((?:[^()]|\((?:[^()]|\([^()]*\))*\))*)\)")
 """A named group of a step's regular expression, with up to two levels of groups inside."""
@@ -101,12 +104,18 @@ def _example(lines: list[str], kind: str | None) -> str:
 def _parameters(parser: object) -> tuple[tuple[str, str], ...]:
     """Name each parameter's kind, for the catalog and for mistakes of kind."""
     if isinstance(parser, parsers.re):
-        return tuple(
-            (name, KINDS["d"] if body == r"\d+" else KINDS[""])
-            for name, body in _REGEX_GROUP.findall(parser.name)
-        )
+        return tuple((name, _regex_kind(body)) for name, body in _REGEX_GROUP.findall(parser.name))
     name = getattr(parser, "name", "")
     return tuple((field, KINDS.get(spec, KINDS[""])) for field, spec in _PARSE_FIELD.findall(name))
+
+
+def _regex_kind(body: str) -> str:
+    """The kind of a regular expression's parameter: a whole number, one of a few words, text."""
+    if body == r"\d+":
+        return KINDS["d"]
+    if _CHOICES.fullmatch(body):
+        return CHOICE + ", ".join(body.split("|"))
+    return KINDS[""]
 
 
 def _loose_matcher(parser: object) -> Callable[[str], dict[str, str] | None]:

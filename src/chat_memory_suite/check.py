@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 
 from .catalog import (
+    CHOICE,
     KINDS,
     StepDefinition,
     applies_to,
@@ -148,6 +149,8 @@ def _is_kind(value: str, kind: str) -> bool:
         return re.fullmatch(r"\s*-?\d+(\.\d+)?\s*", value) is not None
     if kind == KINDS["ti"]:
         return re.fullmatch(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d(:\d\d)?", value.strip()) is not None
+    if kind.startswith(CHOICE):
+        return value in kind.removeprefix(CHOICE).split(", ")
     return True
 
 

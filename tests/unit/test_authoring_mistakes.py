@@ -1,4 +1,4 @@
-"""Ten typical authoring mistakes: each reported before anything runs, none stopping the rest.
+"""Eleven typical authoring mistakes: each reported before anything runs, none stopping the rest.
 
 Each is written as a QA author would get it wrong, checked by the same code
 ``--bdd-check`` and the collector use, and then run together with a correct
@@ -28,6 +28,13 @@ MISTAKES = {
         "mistake.feature:3: Given the history limit is ten messages: {limit} must be a whole"
         ' number, not "ten"',
         "the sentence is: Given the history limit is {limit} message(s)",
+    ),
+    "word outside the choices": (
+        'Feature: F\n  Scenario: S\n    Given the tool "ann" said "hi"\n'
+        "    Then the context is empty\n",
+        'mistake.feature:3: Given the tool "ann" said "hi": {role} must be one of: user,'
+        ' assistant, system, not "tool"',
+        'the sentence is: Given the {role} "{name}" said "{text}"',
     ),
     "placeholder without a column": (
         'Feature: F\n  Scenario Outline: S\n    When the user says "<text>"\n'
