@@ -20,8 +20,10 @@
   make their retries safe: a message without one is stored each time it is
   added, since two equal messages may well be two turns.
 - **The memory's history limit and TTL apply**; a function call's output whose
-  call the limit trimmed away is left out of ``get_items``, since the
-  Responses API rejects an output that follows no call.
+  call the limit trimmed away (or a ``limit`` on ``get_items`` left out) is
+  left out of ``get_items``, since the Responses API rejects an output that
+  follows no call. Parallel calls are items of their own, so the limit may
+  keep some of them: each output is kept only with its own call.
 - ``pop_item`` removes the newest item and forgets its id, so the same item
   can be added again.
 """
@@ -74,6 +76,22 @@ def item_of(message: Message) -> dict[str, Any]:
     return cast(dict[str, Any], json.loads(message.content or "null"))
 
 
+def answered(messages: list[Message]) -> list[Message]:
+    """Leave out each call output whose call is not before it.
+
+    Parallel calls are items of their own, so the history limit (or a
+    ``limit`` on reading) can keep the last call of several and the outputs of
+    all of them; the Responses API refuses an output whose call it was not given.
+    """
+    calls: set[str] = set()
+    kept = []
+    for message in messages:
+        calls.update(call.id for call in message.tool_calls)
+        if message.role != "tool" or message.tool_call_id in calls:
+            kept.append(message)
+    return kept
+
+
 class ChatMemorySession:
     """One session of an :class:`~chat_memory.AsyncMemoryService`, as an Agents SDK session."""
 
@@ -94,7 +112,7 @@ class ChatMemorySession:
         messages = await self.memory.context_messages(self.session_id)
         if limit is not None:
             messages = messages[max(0, len(messages) - limit) :] if limit > 0 else []
-        return [cast("TResponseInputItem", item_of(m)) for m in messages]
+        return [cast("TResponseInputItem", item_of(m)) for m in answered(messages)]
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Store the items in one atomic write; an item whose id is stored already is kept once."""

@@ -44,7 +44,8 @@ async def test_every_kind_of_item_comes_back_exactly() -> None:
     memory = session()
     await memory.add_items(ITEMS)
     assert await memory.get_items() == ITEMS
-    assert await memory.get_items(limit=2) == ITEMS[-2:]
+    assert await memory.get_items(limit=3) == ITEMS[-3:]
+    assert await memory.get_items(limit=2) == ITEMS[-1:]  # never an output without its call
     assert await memory.get_items(limit=50) == ITEMS
     assert await memory.get_items(limit=0) == []
 
@@ -94,6 +95,55 @@ async def test_the_history_limit_never_leaves_an_output_without_its_call() -> No
     question: Any = {"role": "user", "content": "Umbrella?"}
     await memory.add_items([*ITEMS[4:], question])  # the call is trimmed: its output goes too
     assert await memory.get_items() == [ITEMS[4], question]
+
+
+def parallel_calls(*cities: str) -> list[Any]:
+    calls = [
+        {
+            "type": "function_call",
+            "id": f"fc_{c}",
+            "call_id": f"call_{c}",
+            "name": "weather",
+            "arguments": c,
+        }
+        for c in cities
+    ]
+    outputs = [
+        {"type": "function_call_output", "call_id": f"call_{c}", "output": "mild"} for c in cities
+    ]
+    return [*calls, *outputs]
+
+
+async def test_the_history_limit_cutting_between_parallel_calls_leaves_no_output_unanswered() -> (
+    None
+):
+    # Each parallel call is an item of its own, so the limit can keep the last call of three
+    # and all three outputs: the Responses API refuses an output whose call it was not given.
+    memory = session(max_history=5)
+    call_paris, call_rome, call_oslo, *outputs = parallel_calls("paris", "rome", "oslo")
+    answer: Any = {"role": "assistant", "content": "Mild everywhere.", "type": "message"}
+    await memory.add_items(
+        [
+            {"role": "user", "content": "Weather?"},
+            call_paris,
+            call_rome,
+            call_oslo,
+            *outputs,
+            answer,
+        ]
+    )
+
+    assert await memory.get_items() == [call_oslo, outputs[2], answer]
+
+
+async def test_a_limit_on_get_items_leaves_no_output_unanswered() -> None:
+    memory = session()
+    call, output = parallel_calls("paris")
+    answer: Any = {"role": "assistant", "content": "Mild.", "type": "message"}
+    await memory.add_items([call, output, answer])
+
+    assert await memory.get_items(limit=2) == [answer]
+    assert await memory.get_items(limit=3) == [call, output, answer]
 
 
 async def test_the_memory_ttl_applies() -> None:
