@@ -43,3 +43,14 @@ Feature: Tool exchanges in the history
         {"role": "tool", "content": "14:05", "tool_call_id": "call-2", "name": "clock"}
       ]
       """
+
+  Scenario: A tool result whose call the history limit dropped does not come back
+    Given the history limit is 2 messages
+    And the user said "What's the weather in Paris?"
+    And the assistant called the tool "weather" with the arguments {"city": "Paris"}
+    And the tool "weather" answered "18°C and sunny"
+    When the assistant replies "18°C and sunny in Paris."
+    Then the context is this JSON:
+      """
+      [{"role": "assistant", "content": "18°C and sunny in Paris."}]
+      """

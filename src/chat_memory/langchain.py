@@ -14,7 +14,9 @@ wherever LangChain takes one, ``RunnableWithMessageHistory`` included::
 
 What LangChain's messages carry is stored exactly: an ``AIMessage``'s
 ``tool_calls``, a ``ToolMessage``'s ``tool_call_id`` and every message's
-``id``. A batch of messages is one atomic write, so a retried turn whose
+``id``. The history limit never leaves a ``ToolMessage`` whose call it
+trimmed away at the start of ``messages``, where a chat model would refuse it.
+A batch of messages is one atomic write, so a retried turn whose
 messages keep their ids is not stored twice. The async methods
 (``aget_messages``, ``aadd_messages``, ``aclear``) use an
 :class:`~chat_memory.AsyncMemoryService` when one is given, as
@@ -118,8 +120,12 @@ class ChatMemoryHistory(BaseChatMessageHistory):
 
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
-        """Every stored message of the session, oldest first."""
-        return [to_langchain(m) for m in self._sync().get_messages(self.session_id)]
+        """The session's messages, oldest first, as a model may be given them.
+
+        A tool result whose call the history limit trimmed away is left out:
+        chat models refuse a tool message that answers no call.
+        """
+        return [to_langchain(m) for m in self._sync().context_messages(self.session_id)]
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Store the messages in one atomic write; ones whose id is stored already are kept once."""
@@ -130,10 +136,11 @@ class ChatMemoryHistory(BaseChatMessageHistory):
         self._sync().clear(self.session_id)
 
     async def aget_messages(self) -> list[BaseMessage]:
-        """Every stored message of the session, through the async service when there is one."""
+        """Return the session's messages as ``messages`` does, through the async service if any."""
         if self.async_memory is None:
             return await super().aget_messages()
-        return [to_langchain(m) for m in await self.async_memory.get_messages(self.session_id)]
+        messages = await self.async_memory.context_messages(self.session_id)
+        return [to_langchain(m) for m in messages]
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Store the messages in one atomic write, through the async service when there is one."""

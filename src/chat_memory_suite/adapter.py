@@ -3,7 +3,7 @@
 A memory the suite can test has three methods, sync or ``async``::
 
     add_messages(session_id, messages)  # store these chat_memory.Message, in order
-    get_messages(session_id)            # every stored message of the session, oldest first
+    get_messages(session_id)            # the session's messages, oldest first, as a model gets them
     clear(session_id)                   # forget the session
 
 and, with the ``ttl`` capability, ``ttl(session_id)``: the seconds left before
@@ -119,7 +119,7 @@ class Memory(Protocol):
         """
 
     def get_messages(self, session_id: str) -> Sequence[Message]:
-        """Return every stored message of the session, oldest first."""
+        """Return the session's messages, oldest first, as the app would give them to a model."""
 
     def clear(self, session_id: str) -> object:
         """Forget the session."""

@@ -9,9 +9,10 @@ run without an adapter, by ``pytest features/`` in this repository::
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from chat_memory import MemoryService
+from chat_memory import MemoryService, Message
 
 from ..adapter import MemoryConfig, adapter
 
@@ -28,9 +29,37 @@ from ..adapter import MemoryConfig, adapter
         "pop_message",
     }
 )
-def make_memory(config: MemoryConfig) -> MemoryService:
+def make_memory(config: MemoryConfig) -> ServiceMemory:
     """A ``MemoryService`` over the scenario's Redis; its keys under the scenario's prefix."""
-    return service_for(config)
+    return ServiceMemory(service_for(config))
+
+
+class ServiceMemory:
+    """A ``MemoryService`` as the protocol calls it: messages read as a model is given them."""
+
+    def __init__(self, memory: MemoryService) -> None:
+        """Serve every session of ``memory``."""
+        self.memory = memory
+
+    def add_messages(self, session_id: str, messages: Sequence[Message]) -> list[Message]:
+        """The service's ``add_messages``: the messages as stored."""
+        return list(self.memory.add_messages(session_id, messages))
+
+    def get_messages(self, session_id: str) -> list[Message]:
+        """The service's ``context_messages`` (no tool result whose call was trimmed away)."""
+        return self.memory.context_messages(session_id)
+
+    def clear(self, session_id: str) -> None:
+        """The service's ``clear``."""
+        self.memory.clear(session_id)
+
+    def ttl(self, session_id: str) -> float | None:
+        """The service's ``ttl``."""
+        return self.memory.ttl(session_id)
+
+    def pop_message(self, session_id: str) -> Message | None:
+        """The service's ``pop_message``."""
+        return self.memory.pop_message(session_id)
 
 
 def service_for(config: MemoryConfig) -> MemoryService:
