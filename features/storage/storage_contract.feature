@@ -81,6 +81,16 @@ Feature: Storage contract
         | {"v": 1, "id": "m-7", "role": "user", "content": "Hi.", "created_at": 1796205600, "tool_calls": [], "tool_call_id": null, "name": "ada"}     | {"role": "user", "content": "Hi.", "name": "ada", "id": "m-7", "created_at": 1796205600}               |
         | {"v": 1, "id": "m-8", "role": "tool", "content": "18°C", "tool_call_id": "call-1", "tool_calls": [], "created_at": 1796205600.5, "name": null} | {"role": "tool", "content": "18°C", "tool_call_id": "call-1", "id": "m-8", "created_at": 1796205600.5} |
 
+    Scenario: An agent's item is stored as its JSON text, keys sorted, compact, not escaped
+      When an agent adds these items to the session:
+        """
+        [{"role": "user", "content": "天气如何?", "type": "message"}]
+        """
+      Then the session stores the item as exactly this text:
+        """
+        {"content":"天气如何?","role":"user","type":"message"}
+        """
+
   Rule: Every message id is remembered with a fingerprint, for retries
 
     Scenario: A message id is remembered with the digest of its entry and its time

@@ -62,7 +62,12 @@ def message_of(item: Mapping[str, Any]) -> Message:
             item_id = derived if len(derived) <= MAX_ID_CHARS else None
         return Message("tool", text, id=item_id, tool_call_id=str(call_id))
     if kind.endswith("_call") and isinstance(call_id, str):
-        call = ToolCall(id=call_id, name=str(item.get("name", kind)), arguments="")
+        arguments = item.get("arguments")
+        call = ToolCall(
+            id=call_id,
+            name=str(item.get("name", kind)),
+            arguments=arguments if isinstance(arguments, str) else "",
+        )
         return Message("assistant", text, id=item_id, tool_calls=(call,))
     role = item.get("role")
     chat_role: Role = (

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import timedelta
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import pytest
 
@@ -33,6 +33,7 @@ from .backends import AsyncRedisClient, ClientRecipe, RedisClient
 from .plugin import memory_factory
 
 APIS = ("sync", "async")
+T = TypeVar("T")
 API_KEY = "memory-api"
 
 
@@ -94,6 +95,7 @@ class Services:
         self._sync_clients: list[RedisClient] = []
         self._async_clients: list[AsyncRedisClient] = []
         self.loop = asyncio.new_event_loop() if api == "async" else None
+        self._side_loop: asyncio.AbstractEventLoop | None = None  # async calls of the sync API
 
     def memory(self, *, decode_responses: bool = False, **settings: Any) -> MemoryService:
         """Return a memory service (or its blocking view), with these settings."""
@@ -173,6 +175,26 @@ class Services:
         assert self.loop is not None, "only the async API has a loop"
         return self.loop.run_until_complete(make())
 
+    def async_memory(self, memory: MemoryService, **settings: Any) -> AsyncMemoryService:
+        """The async service of the scenario's memory, for what only takes one (either API).
+
+        With the async API it is the memory itself; with the sync one, a new
+        ``AsyncMemoryService`` with these settings over the same server.
+        """
+        if self.loop is not None:
+            return cast(AsyncMemoryService, cast(Blocking, memory).target)
+        client = self._recipe.asyncio()
+        self._async_clients.append(client)
+        return AsyncMemoryService(client, **settings)
+
+    def wait(self, awaitable: Awaitable[T]) -> T:
+        """Run a coroutine of :meth:`async_memory`'s service to completion (either API)."""
+        if self.loop is not None:
+            return self.loop.run_until_complete(awaitable)
+        if self._side_loop is None:
+            self._side_loop = asyncio.new_event_loop()
+        return self._side_loop.run_until_complete(awaitable)
+
     def close(self) -> None:
         """Close every client this scenario opened, and its loop, whatever fails first."""
         try:
@@ -180,14 +202,16 @@ class Services:
                 client.close()
             for adapted in self._adapted:
                 adapted.close()
-            if self.loop is not None:
+            loop = self.loop or self._side_loop
+            if loop is not None:
                 for async_client in self._async_clients:
-                    self.loop.run_until_complete(async_client.aclose())
+                    loop.run_until_complete(async_client.aclose())
         finally:
             # A loop left open is garbage-collected later, in another scenario, as an
             # unclosed-socket warning there (its self-pipe).
-            if self.loop is not None:
-                self.loop.close()
+            for open_loop in (self.loop, self._side_loop):
+                if open_loop is not None:
+                    open_loop.close()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -53,6 +53,7 @@ STEPS = tuple(
         "users",
         "transfer",
         "compaction",
+        "agents",
     )
 )
 """The step definitions, one module per domain concept (``steps/`` in the repository)."""

@@ -1,0 +1,73 @@
+Feature: An agent's session
+  An app that runs an OpenAI Agents SDK agent keeps the agent's items (its
+  messages, function calls and their outputs) in the memory. The agent must
+  get back exactly what it stored, and the app must be able to read the same
+  session as chat messages, for a dashboard, an export or a compaction: each
+  item as the message it stands for, each output beside the call it answers.
+
+  Rule: Each item reads as the chat message it stands for
+
+    Scenario: Instructions, a question, a tool call, its output and the answer read as chat messages
+      When an agent adds these items to the session:
+        """
+        [
+          {"role": "developer", "content": "Answer in one sentence."},
+          {"role": "user", "content": "Weather in Paris?"},
+          {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "weather",
+           "arguments": "{\"city\": \"Paris\"}"},
+          {"type": "function_call_output", "call_id": "call_1", "output": "18°C"},
+          {"type": "message", "id": "msg_1", "role": "assistant",
+           "content": [{"type": "output_text", "text": "18°C in Paris."}]}
+        ]
+        """
+      Then the session reads as these chat messages:
+        | role      | id            | calls                             | answers |
+        | system    |               |                                   |         |
+        | user      |               |                                   |         |
+        | assistant | fc_1          | call_1 weather {"city": "Paris"}  |         |
+        | tool      | call_1:output |                                   | call_1  |
+        | assistant | msg_1         |                                   |         |
+      And the agent gets back exactly the items it added
+
+    Scenario Outline: A message with the role "<role>" reads as a <read as> message
+      When an agent adds a message with the role "<role>"
+      Then the session reads as one message with the role "<read as>"
+
+      Examples:
+        | role      | read as   |
+        | user      | user      |
+        | system    | system    |
+        | developer | system    |
+        | assistant | assistant |
+
+  Rule: An agent's retried items are stored once
+
+    Scenario: Items retried with their fields in another order are stored once
+      Given an agent added these items to the session:
+        """
+        [
+          {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "clock",
+           "arguments": "{}"},
+          {"type": "function_call_output", "call_id": "call_1", "output": "14:05"}
+        ]
+        """
+      When the agent adds the same items again, each with its fields in reverse order
+      Then the agent gets back exactly the items it added
+
+  Rule: The agent asks for as many of the newest items as it wants
+
+    Scenario Outline: Asking for its newest <count> items gives the agent just those
+      Given an agent added these items to the session:
+        """
+        [
+          {"role": "user", "content": "Hi"},
+          {"type": "message", "id": "msg_1", "role": "assistant", "content": "Hello."},
+          {"role": "user", "content": "Weather?"}
+        ]
+        """
+      Then asking for its newest <count> items, the agent gets the last <count> it added
+
+      Examples:
+        | count |
+        | 1     |
+        | 2     |
