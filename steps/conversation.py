@@ -194,13 +194,13 @@ def tool_answered(
     sent.append(memory.add_message(session_id, "tool", text, tool_call_id=call.id, name=name))
 
 
-@when("the user sends an empty message")
-def user_sends_empty(memory: MemoryService, session_id: str, sent: list[Message]) -> None:
-    """The user sends a message with no text (stored like any other).
+@when(parsers.re(r"the (?P<role>user|assistant) sends an empty message"))
+def sends_empty(memory: MemoryService, session_id: str, sent: list[Message], role: str) -> None:
+    """The user, or the assistant, sends a message with no text (stored like any other).
 
     When the user sends an empty message
     """
-    _say(memory, session_id, sent, "user", "")
+    _say(memory, session_id, sent, role, "")
 
 
 @when(

@@ -27,9 +27,14 @@ Feature: Message content
       When the user pastes a document of 100000 characters
       Then the context holds that document, character for character
 
-    Scenario: An empty message is remembered as empty
+    Scenario Outline: An empty message of the <role> is remembered as empty
       Given a new session "alice"
-      When the user sends an empty message
+      When the <role> sends an empty message
       Then the context is:
-        | role | content |
-        | user |         |
+        | role   | content |
+        | <role> |         |
+
+      Examples:
+        | role      |
+        | user      |
+        | assistant |
