@@ -29,7 +29,7 @@ import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, cast
 
 import pytest
 from pytest_bdd import given, parsers, then, when
@@ -71,6 +71,8 @@ class ChatSettings:
     system_prompt: str | None = None
     max_prompt_tokens: int | None = None
     token_counter: TokenCounter | None = None
+    tools: list[str] = field(default_factory=list)
+    """Tools the model must call one of (``tool_choice="required"`` for a real model)."""
     built: bool = field(default=False, repr=False)
 
 
@@ -91,24 +93,37 @@ def chat_settings() -> ChatSettings:
 
 
 @pytest.fixture
-def model(request: pytest.FixtureRequest, services: Services) -> ChatModel:
+def model(
+    request: pytest.FixtureRequest, services: Services, chat_settings: ChatSettings
+) -> ChatModel:
     """The model the chat turn prompts: a recording fake, or a real one for @llm_smoke."""
     if request.node.get_closest_marker("llm_smoke") is None:
         return services.fake_model()
     base_url, api_key = os.environ["LLM_BASE_URL"], os.environ.get("LLM_API_KEY", "-")
     name = os.environ.get("LLM_MODEL", "gpt-4o-mini")
+    options: dict[str, Any] = {"temperature": 0}
+    if chat_settings.tools:
+        options["tools"] = [_tool(tool) for tool in chat_settings.tools]
+        options["tool_choice"] = "required"
+    chat_settings.built = True
     if services.api == "async":
         from openai import AsyncOpenAI
 
         from chat_memory.openai_model import AsyncOpenAIChatModel
 
-        async_model = AsyncOpenAIChatModel(AsyncOpenAI(base_url=base_url, api_key=api_key), name)
-        return cast(ChatModel, async_model)
+        client = AsyncOpenAI(base_url=base_url, api_key=api_key)
+        return cast(ChatModel, AsyncOpenAIChatModel(client, name, **options))
     from openai import OpenAI
 
     from chat_memory.openai_model import OpenAIChatModel
 
-    return OpenAIChatModel(OpenAI(base_url=base_url, api_key=api_key), name, temperature=0)
+    return OpenAIChatModel(OpenAI(base_url=base_url, api_key=api_key), name, **options)
+
+
+def _tool(name: str) -> dict[str, Any]:
+    """A function tool taking one text argument, as the chat-completions API describes one."""
+    parameters = {"type": "object", "properties": {"city": {"type": "string"}}}
+    return {"type": "function", "function": {"name": name, "parameters": parameters}}
 
 
 @pytest.fixture
@@ -210,6 +225,45 @@ def model_will_call_tool(fake_model: FakeLLM, name: str, arguments: str) -> None
     """
     call = ToolCall(id="call-1", name=name, arguments=arguments)
     fake_model.will_reply(Message("assistant", None, tool_calls=(call,)))
+
+
+@given(parsers.parse('the model must call the tool "{name}"'))
+def model_must_call_tool(
+    request: pytest.FixtureRequest, chat_settings: ChatSettings, name: str
+) -> None:
+    """The model is offered this tool and must call it (a real model too: tool_choice required).
+
+    Given the model must call the tool "weather"
+    """
+    if request.node.get_closest_marker("llm_smoke") is None:
+        raise AssertionError(
+            "only a real model (@llm_smoke) is offered tools: script the fake model's call"
+            ' with: Given the model will call the tool "..." with the arguments {...}'
+        )
+    if chat_settings.built:
+        raise AssertionError("the model's tools must be set before the first chat turn")
+    chat_settings.tools.append(name)
+
+
+@then(
+    parsers.parse(
+        'the context ends with the assistant calling "{name}" with "{argument}" set to "{value}"'
+    )
+)
+def context_ends_with_call(
+    memory: MemoryService, session_id: str, name: str, argument: str, value: str
+) -> None:
+    """The turn's answer, a tool call, is remembered with its call id and its JSON arguments.
+
+    Then the context ends with the assistant calling "weather" with "city" set to "Paris"
+    """
+    newest = memory.get_messages(session_id)[-1]
+    assert newest.role == "assistant", f"the newest message is not the assistant's: {newest}"
+    assert [call.name for call in newest.tool_calls] == [name], f"the newest message: {newest}"
+    call = newest.tool_calls[0]
+    assert call.id, f"the call has no id: {newest}"
+    arguments = json.loads(call.arguments)
+    assert arguments.get(argument) == value, f"the call's arguments: {call.arguments}"
 
 
 @given(parsers.parse("the model will reply the JSON string {text}"))

@@ -3,7 +3,8 @@
 It answers from the prompt it is sent, as a model with memory would: asked for
 a name or a city, it looks for "my name is ..." or "I live in ..." in the
 earlier user messages. So it passes the memory scenarios only if the whole
-remembered session reached it. With ``"stream": true`` it sends the answer as
+remembered session reached it. Offered tools with ``tool_choice="required"``,
+it calls the first one. With ``"stream": true`` it sends the answer as
 server-sent chunks, a word at a time. Run it for the ``@llm_smoke`` scenarios::
 
     python -m tests.llm_stub --port 8765 &
@@ -44,6 +45,24 @@ def answer(messages: list[dict[str, Any]]) -> str:
     return "Noted."
 
 
+def call(body: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """A call of the first tool offered, as a model that must call one answers.
+
+    Its argument is the city named in the last user message, if any.
+    """
+    users = [m.get("content") or "" for m in messages if m.get("role") == "user"]
+    city = re.search(r"\bin ([A-Z][a-z]+)", users[-1] if users else "")
+    arguments = {"city": city.group(1)} if city else {}
+    return {
+        "id": f"call_stub_{len(messages)}",
+        "type": "function",
+        "function": {
+            "name": body["tools"][0]["function"]["name"],
+            "arguments": json.dumps(arguments),
+        },
+    }
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: StubServer
 
@@ -60,6 +79,9 @@ class _Handler(BaseHTTPRequestHandler):
         if body.get("stream"):
             self._stream(body["model"], answer(messages))
             return
+        message: dict[str, Any] = {"role": "assistant", "content": answer(messages)}
+        if body.get("tools") and body.get("tool_choice") == "required":
+            message = {"role": "assistant", "content": None, "tool_calls": [call(body, messages)]}
         self._send(
             200,
             {
@@ -70,8 +92,8 @@ class _Handler(BaseHTTPRequestHandler):
                 "choices": [
                     {
                         "index": 0,
-                        "message": {"role": "assistant", "content": answer(messages)},
-                        "finish_reason": "stop",
+                        "message": message,
+                        "finish_reason": "tool_calls" if "tool_calls" in message else "stop",
                     }
                 ],
                 "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},

@@ -26,3 +26,9 @@ Feature: Memory with a real model
       When the user asks "What is my name? Answer with my name only." with the answer streamed
       Then the answer mentions "Ada"
       And the context contains 4 messages
+
+    Scenario: A real model's tool call is remembered as the assistant's side of the turn
+      Given a new session "smoke-weather"
+      And the model must call the tool "weather"
+      When the user asks "What is the weather in Paris?"
+      Then the context ends with the assistant calling "weather" with "city" set to "Paris"
