@@ -47,20 +47,23 @@ __all__ = ["ChatMemorySession", "item_of", "message_of"]
 def message_of(item: Mapping[str, Any]) -> Message:
     """Return the stored form of one Responses API item: its whole JSON as the content.
 
-    The role follows the item (a function call's output is a ``tool`` message
-    naming its call; a call is an ``assistant`` message carrying it), so the
-    memory keeps a call and its output together when it trims.
+    The role follows the item (a call's output is a ``tool`` message naming
+    its call; a call is an ``assistant`` message carrying it), so the memory
+    keeps a call and its output together when it trims. An output that names
+    no call is kept as it is, an ``assistant`` message like any other item.
     """
     kind = str(item.get("type", "message"))
     text = json.dumps(item, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     item_id = item.get("id") if isinstance(item.get("id"), str) else None
     call_id = item.get("call_id")
-    if kind.endswith("_output"):
-        if item_id is None and isinstance(call_id, str):
+    # An output names the call it answers by its call_id; a local shell call's output, by its id.
+    answers = call_id if isinstance(call_id, str) else item_id
+    if kind.endswith("_output") and answers is not None:
+        if item_id is None:
             # A call has one output: a retry of it is the same output, stored once.
-            derived = f"{call_id}:output"
+            derived = f"{answers}:output"
             item_id = derived if len(derived) <= MAX_ID_CHARS else None
-        return Message("tool", text, id=item_id, tool_call_id=str(call_id))
+        return Message("tool", text, id=item_id, tool_call_id=answers)
     if kind.endswith("_call") and isinstance(call_id, str):
         arguments = item.get("arguments")
         call = ToolCall(

@@ -50,6 +50,31 @@ async def test_every_kind_of_item_comes_back_exactly() -> None:
     assert await memory.get_items(limit=0) == []
 
 
+async def test_a_local_shell_call_and_its_output_come_back_and_stay_together() -> None:
+    # A local shell call's output has no call_id: its id is the call's call_id.
+    memory = session(max_history=2)
+    call: Any = {
+        "type": "local_shell_call",
+        "id": "lsh_1",
+        "call_id": "call_9",
+        "status": "completed",
+        "action": {"type": "exec", "command": ["ls"], "env": {}},
+    }
+    output: Any = {"type": "local_shell_call_output", "id": "call_9", "output": "README.md"}
+    answer: Any = {"type": "message", "id": "msg_9", "role": "assistant", "content": "One file."}
+    await memory.add_items([call, output])
+    assert await memory.get_items() == [call, output]
+    await memory.add_items([answer])  # the limit trims the call away: its output goes too
+    assert await memory.get_items() == [answer]
+
+
+async def test_an_output_that_names_no_call_is_kept_as_it_is() -> None:
+    memory = session()
+    odd: Any = {"type": "custom_tool_call_output", "output": "done"}
+    await memory.add_items([{"role": "user", "content": "Go"}, odd])
+    assert await memory.get_items() == [{"role": "user", "content": "Go"}, odd]
+
+
 async def test_items_with_ids_added_again_are_stored_once() -> None:
     memory = session()
     await memory.add_items(ITEMS[1:3])
