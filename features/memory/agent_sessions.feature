@@ -1,9 +1,10 @@
 Feature: An agent's session
   An app that runs an OpenAI Agents SDK agent keeps the agent's items (its
   messages, function calls and their outputs) in the memory. The agent must
-  get back exactly what it stored, and the app must be able to read the same
-  session as chat messages, for a dashboard, an export or a compaction: each
-  item as the message it stands for, each output beside the call it answers.
+  get back exactly what it stored. The app reading the same session through
+  the memory sees each item under the chat role it stands for, each output
+  beside the call it answers, so that trimming and compaction treat an
+  agent's session like any other.
 
   Rule: Each item reads as the chat message it stands for
 

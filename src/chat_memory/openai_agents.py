@@ -80,8 +80,19 @@ def message_of(item: Mapping[str, Any]) -> Message:
 
 
 def item_of(message: Message) -> dict[str, Any]:
-    """Return the Responses API item a stored message holds, exactly as it was added."""
-    return cast(dict[str, Any], json.loads(message.content or "null"))
+    """Return the Responses API item a stored message holds, exactly as it was added.
+
+    A message the session holds that no agent added (a compaction's summary,
+    or one stored through the memory's own API) is given as the input
+    message it is: ``{"role": ..., "content": ...}``.
+    """
+    try:
+        item = json.loads(message.content) if message.content else None
+    except ValueError:
+        item = None
+    if isinstance(item, dict):
+        return item
+    return {"role": message.role, "content": message.content or ""}
 
 
 def answered(messages: list[Message]) -> list[Message]:

@@ -75,6 +75,20 @@ async def test_an_output_that_names_no_call_is_kept_as_it_is() -> None:
     assert await memory.get_items() == [{"role": "user", "content": "Go"}, odd]
 
 
+async def test_a_compacted_session_gives_the_agent_its_summary_as_an_input_message() -> None:
+    memory = session()
+    question: Any = {"role": "user", "content": "Weather in Paris?"}
+    answer: Any = {"type": "message", "id": "msg_1", "role": "assistant", "content": "18°C."}
+    await memory.add_items([question, answer, {"role": "user", "content": "Thanks"}])
+
+    await memory.memory.compact("alice", lambda _: "Ada asked about Paris.", keep_last=1)
+
+    assert await memory.get_items() == [
+        {"role": "system", "content": "Ada asked about Paris."},
+        {"role": "user", "content": "Thanks"},
+    ]
+
+
 async def test_items_with_ids_added_again_are_stored_once() -> None:
     memory = session()
     await memory.add_items(ITEMS[1:3])
