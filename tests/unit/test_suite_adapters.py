@@ -72,3 +72,25 @@ async def test_taking_back_a_reply_with_calls_takes_all_its_items(
     assert await memory.get_messages("ada") == [question]
     assert await memory.pop_message("ada") == question
     assert await memory.pop_message("ada") is None
+
+
+async def test_taking_back_counts_the_stored_items_not_the_ones_get_items_gives(
+    memory: AgentsSessionMemory,
+) -> None:
+    # Trimmed to outputs whose calls are gone: get_items gives nothing, yet items are stored.
+    await memory.memory.add_messages(
+        "ada",
+        [
+            Message(
+                "tool",
+                '{"call_id":"call-1","output":"3°C","type":"function_call_output"}',
+                tool_call_id="call-1",
+            )
+        ],
+    )
+    assert await memory.get_messages("ada") == []
+
+    taken = await memory.pop_message("ada")
+
+    assert taken == Message("tool", "3°C", tool_call_id="call-1")
+    assert await memory.memory.get_messages("ada") == []

@@ -24,7 +24,7 @@ from dataclasses import replace
 from typing import Any
 
 from chat_memory import AsyncMemoryService, Message, ToolCall
-from chat_memory.openai_agents import ChatMemorySession
+from chat_memory.openai_agents import ChatMemorySession, item_of
 
 from ..adapter import MemoryConfig, adapter
 from .chat_memory import settings_for
@@ -67,14 +67,16 @@ def _items(message: Message) -> list[dict[str, Any]]:
 
 def _owner(item: dict[str, Any]) -> str | None:
     """The id of the message a function call belongs to, from the id ``_items`` gave it."""
-    item_id = item.get("id")
-    return None if item_id is None else str(item_id).rpartition("#")[0]
+    owner, mark, _ = str(item.get("id", "")).rpartition("#")
+    return owner if mark else None
 
 
 def _messages(items: Sequence[Any]) -> list[tuple[Message, int]]:
     """Read items back as messages, each with how many items it took.
 
-    An output message and the function calls right after it are one reply.
+    An output message and the function calls right after it are one reply,
+    told apart from a later reply of calls only by the ids ``_items`` gave
+    them: without ids, the two read back as one message.
     """
     names: dict[str, str] = {}
     messages: list[tuple[Message, int]] = []
@@ -130,7 +132,9 @@ class AgentsSessionMemory:
     async def pop_message(self, session_id: str) -> Message | None:
         """The session's ``pop_item``, once for each item of the newest message."""
         session = ChatMemorySession(self.memory, session_id)
-        messages = _messages(await session.get_items())
+        # what is stored, not what get_items gives: pop_item takes the newest stored item
+        stored = await self.memory.get_messages(session_id)
+        messages = _messages([item_of(message) for message in stored])
         if not messages:
             return None
         newest, count = messages[-1]
