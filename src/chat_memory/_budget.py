@@ -60,16 +60,21 @@ def _groups(messages: Sequence[Message]) -> list[list[Message]]:
 
 
 def drop_orphan_tool_results(messages: Sequence[Message]) -> list[Message]:
-    """Leave out leading tool results whose call is no longer in the history.
+    """Leave out every tool result whose call is not before it.
 
     The history limit trims by position and may cut an assistant tool call
-    away from its results; chat-completions APIs reject a tool result that
-    follows no call, so such leftovers never reach a prompt.
+    away from its results (a chat-completions history only at its start; an
+    Agents SDK session, whose parallel calls are items of their own, anywhere);
+    model APIs reject a tool result that follows no call, so such leftovers
+    never reach a prompt.
     """
-    start = 0
-    while start < len(messages) and messages[start].role == "tool":
-        start += 1
-    return list(messages[start:])
+    calls: set[str] = set()
+    kept = []
+    for message in messages:
+        calls.update(call.id for call in message.tool_calls)
+        if message.role != "tool" or message.tool_call_id in calls:
+            kept.append(message)
+    return kept
 
 
 def fit_to_budget(

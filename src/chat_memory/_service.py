@@ -97,8 +97,9 @@ class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
         A plain message is exactly ``{"role": ..., "content": ...}``. With
         ``max_tokens``, only the newest messages that fit are returned (counted
         with ``token_counter``), never splitting a tool call from its results.
-        Tool results whose call the history limit trimmed away are left out,
-        since a model API rejects a tool result that follows no call.
+        A tool result that follows no call of its own (the history limit
+        trimmed it away, or it was never stored) is left out, since a model API
+        rejects it.
         """
         return [m.to_chat() for m in self.context_messages(session_id, max_tokens=max_tokens)]
 

@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from ._async import AsyncMemoryService
+from ._budget import drop_orphan_tool_results
 from ._message import MAX_ID_CHARS, Message, Role, ToolCall
 
 if TYPE_CHECKING:
@@ -95,22 +96,6 @@ def item_of(message: Message) -> dict[str, Any]:
     return {"role": message.role, "content": message.content or ""}
 
 
-def answered(messages: list[Message]) -> list[Message]:
-    """Leave out each call output whose call is not before it.
-
-    Parallel calls are items of their own, so the history limit (or a
-    ``limit`` on reading) can keep the last call of several and the outputs of
-    all of them; the Responses API refuses an output whose call it was not given.
-    """
-    calls: set[str] = set()
-    kept = []
-    for message in messages:
-        calls.update(call.id for call in message.tool_calls)
-        if message.role != "tool" or message.tool_call_id in calls:
-            kept.append(message)
-    return kept
-
-
 class ChatMemorySession:
     """One session of an :class:`~chat_memory.AsyncMemoryService`, as an Agents SDK session."""
 
@@ -131,7 +116,7 @@ class ChatMemorySession:
         messages = await self.memory.context_messages(self.session_id)
         if limit is not None:
             messages = messages[max(0, len(messages) - limit) :] if limit > 0 else []
-        return [cast("TResponseInputItem", item_of(m)) for m in answered(messages)]
+        return [cast("TResponseInputItem", item_of(m)) for m in drop_orphan_tool_results(messages)]
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Store the items in one atomic write; an item whose id is stored already is kept once."""

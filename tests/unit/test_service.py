@@ -228,3 +228,18 @@ def test_concurrent_writers_never_let_a_reader_see_more_than_the_limit() -> None
         numbers = [int(c.split(":")[1]) for c in context if c.startswith(f"{writer}:")]
         assert numbers == sorted(numbers)
     assert len(set(context)) == 20
+
+
+def test_a_tool_result_answering_no_stored_call_is_left_out_of_the_context_only(
+    fake_redis: fakeredis.FakeRedis,
+) -> None:
+    memory = MemoryService(fake_redis)
+    memory.add_message("s", "user", "Weather?")
+    memory.add_message("s", "tool", "18°C", tool_call_id="call-never-stored")
+    memory.add_message("s", "assistant", "Mild.")
+
+    assert memory.get_context("s") == [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": "Mild."},
+    ]
+    assert [m.role for m in memory.get_messages("s")] == ["user", "tool", "assistant"]
