@@ -19,6 +19,7 @@ The agent talks to the scenario's memory through
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -38,6 +39,8 @@ REQUIRES = ("agents_session",)
 """What every step here needs of the memory under test (see chat_memory_suite.adapter)."""
 
 READ_AS = ("role", "id", "calls", "answers")
+_GIVEN_BY_THE_MEMORY = re.compile(r"[0-9a-f]{32}")
+"""An id the memory gave a message that had none (a UUID4 in hex)."""
 
 
 class Agent:
@@ -53,6 +56,10 @@ class Agent:
         """The agent's ``add_items``."""
         self.services.wait(self.session.add_items(items))  # type: ignore[arg-type]
         self.added.extend(items)
+
+    def retry(self, items: list[dict[str, Any]]) -> None:
+        """The agent's ``add_items`` of items it added before (recorded once)."""
+        self.services.wait(self.session.add_items(items))  # type: ignore[arg-type]
 
     def items(self, limit: int | None = None) -> list[dict[str, Any]]:
         """The agent's ``get_items``."""
@@ -100,8 +107,7 @@ def agent_retries_reordered(agent: Agent) -> None:
 
     When the agent adds the same items again, each with its fields in reverse order
     """
-    again = [dict(reversed(list(item.items()))) for item in agent.added]
-    agent.services.wait(agent.session.add_items(again))  # type: ignore[arg-type]
+    agent.retry([dict(reversed(list(item.items()))) for item in agent.added])
 
 
 @then("the session reads as these chat messages:")
@@ -111,23 +117,21 @@ def session_reads_as(
 ) -> None:
     """Read as chat messages, each item is one: its role, id, calls, and the call it answers.
 
-    A call is its call id, the tool's name and its arguments ("call_1 clock {}"); an
-    empty id is one the memory gave the item, since it had none.
+    A call is its call id, the tool's name and its arguments ("call_1 clock {}");
+    "(its own)" is an id the memory gave an item that had none.
 
     Then the session reads as these chat messages:
     """
-    expected = rows(datatable, READ_AS)
-    stored = memory.get_messages(session_id)
     actual = [
         {
             "role": m.role,
-            "id": m.id if row["id"] else "",
+            "id": "(its own)" if m.id and _GIVEN_BY_THE_MEMORY.fullmatch(m.id) else m.id or "",
             "calls": ", ".join(f"{c.id} {c.name} {c.arguments}".strip() for c in m.tool_calls),
             "answers": m.tool_call_id or "",
         }
-        for m, row in zip(stored, [*expected, *[{"id": "?"}] * len(stored)], strict=False)
+        for m in memory.get_messages(session_id)
     ]
-    expect_text("the session, read as chat messages", actual, expected)
+    expect_text("the session, read as chat messages", actual, rows(datatable, READ_AS))
 
 
 @then(parsers.parse('the session reads as one message with the role "{role}"'))
@@ -149,17 +153,29 @@ def agent_gets_back_items(agent: Agent) -> None:
     expect_text("the agent's items", agent.items(), agent.added)
 
 
-@then(
-    parsers.parse(
-        "asking for its newest {count:d} items, the agent gets the last {count:d} it added"
-    )
+@when(
+    parsers.re(r"the agent asks for its newest (?P<count>\d+) items?"),
+    converters={"count": int},
+    target_fixture="items_given",
 )
-def agent_gets_newest(agent: Agent, count: int) -> None:
+def agent_asks_newest(agent: Agent, count: int) -> list[dict[str, Any]]:
     """``get_items(limit=count)``: the newest items only, oldest first.
 
-    Then asking for its newest 2 items, the agent gets the last 2 it added
+    When the agent asks for its newest 2 items
     """
-    expect_text(f"the agent's newest {count} items", agent.items(count), agent.added[-count:])
+    return agent.items(count)
+
+
+@then(
+    parsers.re(r"the agent gets the last (?P<count>\d+) items? it added"),
+    converters={"count": int},
+)
+def agent_gets_last(agent: Agent, items_given: list[dict[str, Any]], count: int) -> None:
+    """What the agent was given is the last items it added, in order.
+
+    Then the agent gets the last 2 items it added
+    """
+    expect_text("the items the agent got", items_given, agent.added[len(agent.added) - count :])
 
 
 @then("the session stores the item as exactly this text:")

@@ -139,6 +139,7 @@ def assistant_replies(
 
 
 @given(parsers.re(r'the (?P<role>user|assistant|system) "(?P<name>[^"]+)" said "(?P<text>.*)"'))
+@when(parsers.re(r'the (?P<role>user|assistant|system) "(?P<name>[^"]+)" says "(?P<text>.*)"'))
 @requires("names")
 def named_writer_said(
     memory: MemoryService, session_id: str, sent: list[Message], role: str, name: str, text: str
@@ -146,6 +147,7 @@ def named_writer_said(
     """Someone named wrote a message: one of several users in a group chat, or a named assistant.
 
     Given the user "ann" said "Shall we meet at noon?"
+    When the assistant "planner" says "Booked: Friday at noon."
     """
     sent.append(memory.add_message(session_id, cast(Role, role), text, name=name))
 

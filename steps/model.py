@@ -71,8 +71,9 @@ class ChatSettings:
     system_prompt: str | None = None
     max_prompt_tokens: int | None = None
     token_counter: TokenCounter | None = None
-    tools: list[str] = field(default_factory=list)
-    """Tools the model must call one of (``tool_choice="required"`` for a real model)."""
+    tools: dict[str, str] = field(default_factory=dict)
+    """Tools the model must call one of, each with its one text parameter (a real model's
+    ``tools``, with ``tool_choice="required"``)."""
     built: bool = field(default=False, repr=False)
 
 
@@ -103,7 +104,7 @@ def model(
     name = os.environ.get("LLM_MODEL", "gpt-4o-mini")
     options: dict[str, Any] = {"temperature": 0}
     if chat_settings.tools:
-        options["tools"] = [_tool(tool) for tool in chat_settings.tools]
+        options["tools"] = [_tool(*tool) for tool in chat_settings.tools.items()]
         options["tool_choice"] = "required"
     chat_settings.built = True
     if services.api == "async":
@@ -120,9 +121,9 @@ def model(
     return OpenAIChatModel(OpenAI(base_url=base_url, api_key=api_key), name, **options)
 
 
-def _tool(name: str) -> dict[str, Any]:
+def _tool(name: str, parameter: str) -> dict[str, Any]:
     """A function tool taking one text argument, as the chat-completions API describes one."""
-    parameters = {"type": "object", "properties": {"city": {"type": "string"}}}
+    parameters = {"type": "object", "properties": {parameter: {"type": "string"}}}
     return {"type": "function", "function": {"name": name, "parameters": parameters}}
 
 
@@ -227,13 +228,13 @@ def model_will_call_tool(fake_model: FakeLLM, name: str, arguments: str) -> None
     fake_model.will_reply(Message("assistant", None, tool_calls=(call,)))
 
 
-@given(parsers.parse('the model must call the tool "{name}"'))
+@given(parsers.parse('the model must call the tool "{name}", which takes a "{parameter}"'))
 def model_must_call_tool(
-    request: pytest.FixtureRequest, chat_settings: ChatSettings, name: str
+    request: pytest.FixtureRequest, chat_settings: ChatSettings, name: str, parameter: str
 ) -> None:
-    """The model is offered this tool and must call it (a real model too: tool_choice required).
+    """A real model (@llm_smoke) is offered this tool, with one text parameter, and must call it.
 
-    Given the model must call the tool "weather"
+    Given the model must call the tool "weather", which takes a "city"
     """
     if request.node.get_closest_marker("llm_smoke") is None:
         raise AssertionError(
@@ -242,7 +243,7 @@ def model_must_call_tool(
         )
     if chat_settings.built:
         raise AssertionError("the model's tools must be set before the first chat turn")
-    chat_settings.tools.append(name)
+    chat_settings.tools[name] = parameter
 
 
 @then(
@@ -258,12 +259,14 @@ def context_ends_with_call(
     Then the context ends with the assistant calling "weather" with "city" set to "Paris"
     """
     newest = memory.get_messages(session_id)[-1]
-    assert newest.role == "assistant", f"the newest message is not the assistant's: {newest}"
-    assert [call.name for call in newest.tool_calls] == [name], f"the newest message: {newest}"
-    call = newest.tool_calls[0]
-    assert call.id, f"the call has no id: {newest}"
-    arguments = json.loads(call.arguments)
-    assert arguments.get(argument) == value, f"the call's arguments: {call.arguments}"
+    remembered = {
+        "role": newest.role,
+        "calls": [(c.name, json.loads(c.arguments), bool(c.id)) for c in newest.tool_calls],
+    }
+    expected = {"role": "assistant", "calls": [(name, {argument: value}, True)]}
+    expect_text(
+        "the newest message, with its calls (name, arguments, has an id)", remembered, expected
+    )
 
 
 @given(parsers.parse("the model will reply the JSON string {text}"))

@@ -48,18 +48,17 @@ def answer(messages: list[dict[str, Any]]) -> str:
 def call(body: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
     """A call of the first tool offered, as a model that must call one answers.
 
-    Its argument is the city named in the last user message, if any.
+    Its one argument is the place named in the last user message ("in Paris"), if any.
     """
+    function = body["tools"][0]["function"]
     users = [m.get("content") or "" for m in messages if m.get("role") == "user"]
-    city = re.search(r"\bin ([A-Z][a-z]+)", users[-1] if users else "")
-    arguments = {"city": city.group(1)} if city else {}
+    place = re.search(r"\bin ([A-Z][a-z]+)", users[-1] if users else "")
+    parameters = list(function.get("parameters", {}).get("properties", {}))
+    arguments = {parameters[0]: place.group(1)} if place and parameters else {}
     return {
         "id": f"call_stub_{len(messages)}",
         "type": "function",
-        "function": {
-            "name": body["tools"][0]["function"]["name"],
-            "arguments": json.dumps(arguments),
-        },
+        "function": {"name": function["name"], "arguments": json.dumps(arguments)},
     }
 
 

@@ -29,6 +29,6 @@ Feature: Memory with a real model
 
     Scenario: A real model's tool call is remembered as the assistant's side of the turn
       Given a new session "smoke-weather"
-      And the model must call the tool "weather"
+      And the model must call the tool "weather", which takes a "city"
       When the user asks "What is the weather in Paris?"
       Then the context ends with the assistant calling "weather" with "city" set to "Paris"

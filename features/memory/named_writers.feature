@@ -9,7 +9,7 @@ Feature: Who wrote each message
     Scenario: In a group chat, each person's message keeps their name
       Given the user "ann" said "Shall we meet at noon?"
       And the user "bob" said "Noon works for me."
-      And the assistant "planner" said "Booked: Friday at noon."
+      When the assistant "planner" says "Booked: Friday at noon."
       Then the context is this JSON:
         """
         [
@@ -21,7 +21,7 @@ Feature: Who wrote each message
 
     Scenario: Named instructions keep their name beside unnamed messages
       Given the system "house-rules" said "Answer in one sentence."
-      And the user said "Where do we meet?"
+      When the user says "Where do we meet?"
       Then the context is this JSON:
         """
         [

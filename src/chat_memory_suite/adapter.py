@@ -206,7 +206,7 @@ class AdaptedMemory:
         return batch
 
     def get_messages(self, session_id: str) -> list[Message]:
-        """Every stored message of the session, oldest first."""
+        """The session's messages, oldest first, as the memory would give them to a model."""
         return list(self._done(self.memory.get_messages(session_id)))
 
     def get_context(self, session_id: str) -> list[dict[str, Any]]:

@@ -170,11 +170,6 @@ class Services:
             return FakeLLM(echo=True)
         return cast(FakeLLM, AsyncFakeLLM(echo=True))
 
-    def run(self, make: Callable[[], Any]) -> Any:
-        """Run ``make()`` (a coroutine) to completion on the scenario's loop."""
-        assert self.loop is not None, "only the async API has a loop"
-        return self.loop.run_until_complete(make())
-
     def async_memory(self, memory: MemoryService, **settings: Any) -> AsyncMemoryService:
         """The async service of the scenario's memory, for what only takes one (either API).
 

@@ -10,9 +10,9 @@ run without an adapter, by ``pytest features/`` in this repository::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Self
 
-from chat_memory import MemoryService, Message
+from chat_memory import AsyncMemoryService, MemoryService, Message
 
 from ..adapter import MemoryConfig, adapter
 
@@ -80,3 +80,27 @@ def settings_for(config: MemoryConfig) -> dict[str, Any]:
     if config.max_history is not None:
         settings["max_history"] = config.max_history
     return settings
+
+
+class AsyncServiceMemory:
+    """The base of adapters over an ``AsyncMemoryService``: its time left, its client closed."""
+
+    def __init__(self, memory: AsyncMemoryService, client: Any) -> None:
+        """Serve every session of ``memory``, whose asyncio client is ``client``."""
+        self.memory = memory
+        self.client = client
+
+    @classmethod
+    def of(cls, config: MemoryConfig) -> Self:
+        """An ``AsyncMemoryService`` a scenario's config describes, over a new asyncio client."""
+        assert config.async_redis is not None, "the suite gives every scenario an asyncio client"
+        client = config.async_redis()
+        return cls(AsyncMemoryService(client, **settings_for(config)), client)
+
+    async def ttl(self, session_id: str) -> float | None:
+        """The service's own reading of the time left."""
+        return await self.memory.ttl(session_id)
+
+    async def aclose(self) -> None:
+        """Close the asyncio client."""
+        await self.client.aclose()

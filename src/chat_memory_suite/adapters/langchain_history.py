@@ -16,13 +16,12 @@ async ones (``aadd_messages``, ``aget_messages``, ``aclear``) over an
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from chat_memory import AsyncMemoryService, MemoryService, Message
+from chat_memory import MemoryService, Message
 from chat_memory.langchain import ChatMemoryHistory, from_langchain, to_langchain
 
 from ..adapter import MemoryConfig, adapter
-from .chat_memory import service_for, settings_for
+from .chat_memory import AsyncServiceMemory, service_for
 
 CAPABILITIES = {"history_limit", "ttl", "message_ids", "tool_calls", "names", "atomic_turns"}
 
@@ -52,13 +51,8 @@ class LangChainHistoryMemory:
         return self.memory.ttl(session_id)
 
 
-class AsyncLangChainHistoryMemory:
+class AsyncLangChainHistoryMemory(AsyncServiceMemory):
     """A ``ChatMemoryHistory`` per session, called through its async methods only."""
-
-    def __init__(self, memory: AsyncMemoryService, client: Any) -> None:
-        """Serve every session of ``memory``, whose asyncio client is ``client``."""
-        self.memory = memory
-        self.client = client
 
     def _history(self, session_id: str) -> ChatMemoryHistory:
         return ChatMemoryHistory(None, session_id, async_memory=self.memory)
@@ -75,14 +69,6 @@ class AsyncLangChainHistoryMemory:
         """The history's ``aclear``."""
         await self._history(session_id).aclear()
 
-    async def ttl(self, session_id: str) -> float | None:
-        """The service's own reading of the time left."""
-        return await self.memory.ttl(session_id)
-
-    async def aclose(self) -> None:
-        """Close the asyncio client."""
-        await self.client.aclose()
-
 
 @adapter(capabilities=CAPABILITIES)
 def make_memory(config: MemoryConfig) -> LangChainHistoryMemory:
@@ -93,6 +79,4 @@ def make_memory(config: MemoryConfig) -> LangChainHistoryMemory:
 @adapter(capabilities=CAPABILITIES)
 def make_async_memory(config: MemoryConfig) -> AsyncLangChainHistoryMemory:
     """chat-memory's LangChain history, used the async way, over the scenario's Redis."""
-    assert config.async_redis is not None, "the suite gives every scenario an asyncio client"
-    client = config.async_redis()
-    return AsyncLangChainHistoryMemory(AsyncMemoryService(client, **settings_for(config)), client)
+    return AsyncLangChainHistoryMemory.of(config)

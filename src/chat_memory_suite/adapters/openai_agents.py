@@ -23,11 +23,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from chat_memory import AsyncMemoryService, Message, ToolCall
+from chat_memory import Message, ToolCall
 from chat_memory.openai_agents import ChatMemorySession, item_of
 
 from ..adapter import MemoryConfig, adapter
-from .chat_memory import settings_for
+from .chat_memory import AsyncServiceMemory
 
 _CALL = "function_call"
 _OUTPUT = "function_call_output"
@@ -111,13 +111,8 @@ def _messages(items: Sequence[Any]) -> list[tuple[Message, int]]:
     return messages
 
 
-class AgentsSessionMemory:
+class AgentsSessionMemory(AsyncServiceMemory):
     """A ``ChatMemorySession`` per session, over one ``AsyncMemoryService``."""
-
-    def __init__(self, memory: AsyncMemoryService, client: Any) -> None:
-        """Serve every session of ``memory``, whose asyncio client is ``client``."""
-        self.memory = memory
-        self.client = client
 
     async def add_messages(self, session_id: str, messages: Sequence[Message]) -> None:
         """The session's ``add_items``, with every item of the messages at once."""
@@ -146,14 +141,6 @@ class AgentsSessionMemory:
         """The session's ``clear_session``."""
         await ChatMemorySession(self.memory, session_id).clear_session()
 
-    async def ttl(self, session_id: str) -> float | None:
-        """The service's own reading of the time left."""
-        return await self.memory.ttl(session_id)
-
-    async def aclose(self) -> None:
-        """Close the asyncio client."""
-        await self.client.aclose()
-
 
 @adapter(
     capabilities={
@@ -167,6 +154,4 @@ class AgentsSessionMemory:
 )
 def make_memory(config: MemoryConfig) -> AgentsSessionMemory:
     """chat-memory's Agents SDK session over an asyncio client of the scenario's Redis."""
-    assert config.async_redis is not None, "the suite gives every scenario an asyncio client"
-    client = config.async_redis()
-    return AgentsSessionMemory(AsyncMemoryService(client, **settings_for(config)), client)
+    return AgentsSessionMemory.of(config)
