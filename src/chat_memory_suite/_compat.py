@@ -13,6 +13,9 @@
   by replacing the item's ``reportinfo``.
 - :func:`example_of`: the outline row a scenario's test runs, from pytest-bdd's
   ``_pytest_bdd_example`` parameter.
+- :func:`remember_step_lookups`: pytest-bdd's ``find_fixturedefs_for_step``
+  and its ``getfixturedefs``, which go through every fixture of the session
+  for every step, remembered per place once collection is over.
 
 ``tests/unit/test_suite_compat.py`` fails when any of this changes under us.
 """
@@ -20,11 +23,15 @@
 from __future__ import annotations
 
 import functools
+import importlib
 import types
+import weakref
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _pytest.fixtures import FixtureManager
 from freezegun.api import FrozenDateTimeFactory, StepTickTimeFactory, TickingDateTimeFactory
 from freezegun.api import _freeze_time as FreezeTime
 from pytest_bdd import scenarios
@@ -44,6 +51,7 @@ __all__ = [
     "TickingDateTimeFactory",
     "example_of",
     "registry_get_safe",
+    "remember_step_lookups",
     "report_at",
     "scenario_wrapper_template_registry",
     "step_function_context_registry",
@@ -76,3 +84,55 @@ def example_of(item: pytest.Item) -> dict[str, Any]:
     """The outline row (column to value) a scenario's test runs; empty for a plain scenario."""
     params = getattr(item, "callspec", None)
     return dict(params.params.get("_pytest_bdd_example", {})) if params else {}
+
+
+def remember_step_lookups() -> Callable[[], None]:
+    """Make pytest-bdd's step lookup remember what does not change once collection is over.
+
+    For every step of every scenario, pytest-bdd's ``find_fixturedefs_for_step``
+    asks pytest, for every fixture name of the session, which definitions the
+    scenario's node sees, then matches each step definition's parser. Which
+    definitions a node sees depends only on where it is (its module or class:
+    no fixture is defined by an item), and the step definitions are all known
+    once collection is over. So each lookup of a name is kept per fixture
+    manager (a session) and place, and each step's answer per type, text and
+    place. pytest-bdd's temporary step fixtures (``pytestbdd_stepimpl_*``),
+    which come and go around each step, are never kept. Returns the undo.
+    """
+    module = importlib.import_module("pytest_bdd.scenario")  # pytest_bdd.scenario is a function
+    uncached_find = module.find_fixturedefs_for_step
+    uncached_defs = module.getfixturedefs
+    steps: weakref.WeakKeyDictionary[FixtureManager, dict[tuple[str, str, str], list[Any]]]
+    steps = weakref.WeakKeyDictionary()
+    names: weakref.WeakKeyDictionary[FixtureManager, dict[tuple[str, str], Any]]
+    names = weakref.WeakKeyDictionary()
+
+    def place(node: Any) -> str:
+        return (
+            str(node.nodeid).rpartition("::")[0] if isinstance(node, pytest.Item) else node.nodeid
+        )
+
+    def getfixturedefs(fixturemanager: FixtureManager, fixturename: str, node: Any) -> Any:
+        if fixturename.startswith("pytestbdd_stepimpl_"):
+            return uncached_defs(fixturemanager, fixturename, node)
+        known = names.setdefault(fixturemanager, {})
+        key = (fixturename, place(node))
+        if key not in known:
+            known[key] = uncached_defs(fixturemanager, fixturename, node)
+        return known[key]
+
+    def find(step: Step, fixturemanager: FixtureManager, node: Any) -> Iterable[Any]:
+        known = steps.setdefault(fixturemanager, {})
+        key = (step.type, step.name, place(node))
+        if key not in known:
+            known[key] = list(uncached_find(step=step, fixturemanager=fixturemanager, node=node))
+        return known[key]
+
+    setattr(module, "getfixturedefs", getfixturedefs)  # noqa: B010 (a module of another package)
+    setattr(module, "find_fixturedefs_for_step", find)  # noqa: B010
+
+    def undo() -> None:
+        setattr(module, "getfixturedefs", uncached_defs)  # noqa: B010
+        setattr(module, "find_fixturedefs_for_step", uncached_find)  # noqa: B010
+
+    return undo

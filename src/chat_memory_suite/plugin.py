@@ -148,6 +148,9 @@ MARKERS = (
 def pytest_configure(config: pytest.Config) -> None:
     """Register the suite's tags, and find the memory under test: an adapter's, or ours."""
     if _wanted(config, config.getoption("chat_memory_suite"), config.getoption("memory_adapter")):
+        from ._compat import remember_step_lookups  # pytest-bdd only once the suite is wanted
+
+        config.add_cleanup(remember_step_lookups())
         declared = {line.split(":")[0].strip() for line in config.getini("markers")}
         for line in MARKERS:
             if line.split(":")[0] not in declared:

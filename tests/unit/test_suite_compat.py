@@ -89,3 +89,73 @@ def pytest_collection_modifyitems(items):
     )
     result = pytester.runpytest_subprocess("--collect-only", "-q", "-s", "-p", "no:randomly")
     result.stdout.fnmatch_lines(["ITEM test_one [] 1", "ITEM test_many[2] [('n', '2')] 4"])
+
+
+def test_remembered_step_lookups_keep_pytest_bdds_scoping(pytester: pytest.Pytester) -> None:
+    # The same sentence defined at the root and overridden in one folder: each folder's
+    # scenarios must get their own definition, however often the lookup is remembered.
+    pytester.makeconftest(
+        """
+import pytest
+from pytest_bdd import given, parsers
+
+from chat_memory_suite._compat import remember_step_lookups
+
+
+def pytest_configure(config):
+    config.add_cleanup(remember_step_lookups())
+
+
+@given(parsers.parse("the word is {word}"), target_fixture="said")
+def word(word):
+    return ("root", word)
+"""
+    )
+    for folder in ("a", "b"):
+        pytester.mkpydir(folder)
+        (pytester.path / folder / "scenarios.feature").write_text(
+            "Feature: F\n"
+            + "".join(
+                f"  Scenario: S{n}\n    Given the word is w{n}\n    Then it was heard in {folder}\n"
+                for n in range(3)
+            ),
+            encoding="utf-8",
+        )
+        (pytester.path / folder / f"test_{folder}.py").write_text(
+            "from pytest_bdd import scenarios, then, parsers\n"
+            "scenarios('scenarios.feature')\n"
+            "@then(parsers.parse('it was heard in {where}'))\n"
+            "def heard(said, where):\n"
+            "    assert said[0] == ('b' if where == 'b' else 'root'), said\n",
+            encoding="utf-8",
+        )
+    (pytester.path / "b" / "conftest.py").write_text(
+        "from pytest_bdd import given, parsers\n"
+        "@given(parsers.parse('the word is {word}'), target_fixture='said')\n"
+        "def word(word):\n"
+        "    return ('b', word)\n",
+        encoding="utf-8",
+    )
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=6)
+
+
+def test_the_step_lookup_pytest_bdd_does_is_where_remember_step_lookups_expects_it() -> None:
+    import importlib
+    import inspect
+
+    module = importlib.import_module("pytest_bdd.scenario")
+    for name in ("find_fixturedefs_for_step", "getfixturedefs"):
+        assert callable(getattr(module, name)), f"pytest_bdd.scenario.{name} is gone"
+    assert list(inspect.signature(module.find_fixturedefs_for_step).parameters) == [
+        "step",
+        "fixturemanager",
+        "node",
+    ]
+    assert list(inspect.signature(module.getfixturedefs).parameters) == [
+        "fixturemanager",
+        "fixturename",
+        "node",
+    ]
+    source = inspect.getsource(module.inject_fixturedefs_for_step)
+    assert "find_fixturedefs_for_step(" in source, "pytest-bdd no longer looks steps up this way"
