@@ -100,8 +100,8 @@ def run(project: Path, args: list[str], *, profile: Path | None = None) -> float
     return elapsed
 
 
-LOOKUP = "find_fixturedefs_for_step"
-"""pytest-bdd's search for a step's definition, linear in the number of definitions."""
+LOOKUP = "get_step_function"
+"""pytest-bdd's lookup of a step's definition, handed to the step as a fixture."""
 
 
 SERVER = "_get_server_runtime"
@@ -185,10 +185,12 @@ def main(argv: list[str] | None = None) -> int:
         " against those without; a scenario that does not use time never starts freezegun.",
         "",
         f"Where the time goes: in one profiled run of the one-process suite, pytest-bdd's step"
-        f" lookup (`{LOOKUP}`, which compares every step with every step definition) took"
-        f" {100 * share[LOOKUP]:.0f}% of the run. pytest-bdd has no public way to look a step"
-        " up by its text directly, so that cost stays until it does; it grows with the number"
-        " of step definitions, not with anything a scenario does. Each scenario gets a fresh"
+        f" lookup (`{LOOKUP}`) took {100 * share[LOOKUP]:.0f}% of the run. pytest-bdd goes"
+        " through every fixture of the session, and matches every step definition, for every"
+        " step; the suite remembers the answer per module and step text"
+        " (`remember_step_lookups` in `chat_memory_suite/_compat.py`: pytest-bdd has no public"
+        " way to do this), so what is left is mostly handing the definition over as a"
+        " fixture, once per step. Each scenario gets a fresh"
         f" fake server; building its Lua runtime (`{SERVER}`) took {100 * share[SERVER]:.1f}%"
         " of the run, and the plain tests build one per test too, so sharing one server per"
         " worker would change both sides alike, not the ratio.",
