@@ -70,10 +70,12 @@ def drop_orphan_tool_results(messages: Sequence[Message]) -> list[Message]:
     """
     calls: set[str] = set()
     kept = []
-    for message in messages:
-        calls.update(call.id for call in message.tool_calls)
-        if message.role != "tool" or message.tool_call_id in calls:
-            kept.append(message)
+    for message in messages:  # on every read: kept to one check for most messages
+        if message.tool_calls:
+            calls.update(call.id for call in message.tool_calls)
+        elif message.role == "tool" and message.tool_call_id not in calls:
+            continue
+        kept.append(message)
     return kept
 
 

@@ -58,7 +58,7 @@ BREAKS = {
     "turn half-stored before the model answers": ("_chat.py", "        answer = yield ops.Ask(", "        yield from ops.add_messages(self.memory, session_id, [user])\n        answer = yield ops.Ask("),
     "system prompt left out of the budget": ("_chat.py", "budget = self.max_prompt_tokens - sum(self.count(m) for m in fixed)", "budget = self.max_prompt_tokens"),
     "tool call split from its result": ("_budget.py", "        if answers_open_call:", "        if False:"),
-    "orphan tool result kept": ("_budget.py", "message.tool_call_id in calls:", "True:"),
+    "orphan tool result kept": ("_budget.py", "message.tool_call_id not in calls:", "False:"),
 }  # fmt: skip
 
 
