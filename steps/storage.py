@@ -167,6 +167,27 @@ def take_back_names_key(memory: MemoryService, session_id: str, which: str, kind
     _names_key(failure.value, _session_key(memory, session_id, which), kind)
 
 
+@then(
+    parsers.re(
+        r"(?P<action>exporting the session|reading the session's metadata) fails, naming the"
+        r" session's (?P<which>history|ids|seen|meta) key as holding a"
+        r" (?P<kind>string|hash|list|set)"
+    )
+)
+@requires("export")
+def export_names_key(
+    memory: MemoryService, session_id: str, action: str, which: str, kind: str
+) -> None:
+    """Exporting the session, or reading its metadata, fails naming the key and its type.
+
+    Then exporting the session fails, naming the session's meta key as holding a string
+    """
+    read = memory.export_session if action == "exporting the session" else memory.get_metadata
+    with pytest.raises(WrongKeyTypeError) as failure:
+        read(session_id)
+    _names_key(failure.value, _session_key(memory, session_id, which), kind)
+
+
 @given("another service stored an entry that is not UTF-8 for the session")
 def another_service_stored_non_utf8(
     redis_client: RedisClient, memory: MemoryService, session_id: str

@@ -103,6 +103,16 @@ Feature: Corrupt entries
         | hash   |
         | set    |
 
+    Scenario Outline: <what> fails, naming the key, when the session's <which> key holds a <kind>
+      Given another service stored a <kind> under the session's <which> key
+      Then <action> fails, naming the session's <which> key as holding a <kind>
+
+      Examples:
+        | what                 | action                           | which   | kind   |
+        | An export            | exporting the session            | meta    | string |
+        | An export            | exporting the session            | history | hash   |
+        | Reading the metadata | reading the session's metadata   | meta    | list   |
+
     Scenario: A message is read back whole through a client that decodes responses as text
       Given the memory's client decodes responses as text
       And the user said "Grüße, 世界"

@@ -17,6 +17,8 @@ from chat_memory import (
     MAX_SESSION_ID_CHARS,
     ChatService,
     InvalidContentError,
+    InvalidInputError,
+    KeyLayout,
     MemoryService,
     Message,
     MessageTooLargeError,
@@ -153,3 +155,32 @@ def test_reply_is_empty_text_for_an_answer_of_tool_calls_only() -> None:
     model = FakeLLM([Message("assistant", None, tool_calls=(call,))])
     chat = ChatService(MemoryService(fakeredis.FakeRedis()), model)
     assert chat.reply("s", "Weather in Paris?") == ""
+
+
+def test_messages_the_app_dates_without_an_id_keep_their_time_and_each_gets_an_id() -> None:
+    # _core.py _stamp: "created_at if ... is not None else now" always taking now, and
+    # "id is not None and" -> "id is None and" storing such a message without an id (the
+    # second one then looked like a retry of the first and was dropped).
+    memory = MemoryService(fakeredis.FakeRedis())
+    memory.add_messages("s", [Message("user", "one", created_at=100.0)])
+    memory.add_messages("s", [Message("user", "two", created_at=200.0)])
+    stored = memory.get_messages("s")
+    assert [(m.content, m.created_at) for m in stored] == [("one", 100.0), ("two", 200.0)]
+    assert all(isinstance(m.id, str) and m.id for m in stored)
+    assert stored[0].id != stored[1].id
+
+
+@pytest.mark.parametrize("user_id", ["x" * 257, "", 7])
+def test_a_key_layout_built_directly_refuses_a_bad_user_id(user_id: Any) -> None:
+    # _keys.py KeyLayout.__post_init__: the error class dropped (None) made the refusal a
+    # TypeError; for_user checks first, so only a layout built directly reaches it.
+    with pytest.raises(InvalidInputError, match="user id"):
+        KeyLayout("chat", user_id)
+
+
+def test_tool_calls_that_are_not_tool_call_objects_are_refused_and_nothing_is_stored() -> None:
+    # _message.py validate: "not a tuple or not all ToolCall" -> "and" accepted a tuple of dicts.
+    memory = MemoryService(fakeredis.FakeRedis())
+    with pytest.raises(InvalidContentError, match="tuple of ToolCall"):
+        memory.add_messages("s", [Message("assistant", None, tool_calls=({"id": "c"},))])  # type: ignore[arg-type]
+    assert memory.get_messages("s") == []
