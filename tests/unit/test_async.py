@@ -16,6 +16,7 @@ from chat_memory import (
     ChatService,
     InvalidContentError,
     MemoryService,
+    Message,
     MessageIdConflictError,
     WrongKeyTypeError,
 )
@@ -181,3 +182,20 @@ def test_no_unit_test_runs_its_own_event_loop() -> None:
         if isinstance(call, ast.Call) and ast.unparse(call.func) == "asyncio.run"
     ]
     assert offenders == []
+
+
+async def test_an_async_summarizer_is_awaited_and_its_text_becomes_the_summary() -> None:
+    # _async.py _run: "await summary if inspect.isawaitable(summary)" never awaiting refused
+    # the coroutine as "not text"; the README allows an awaitable, the suite's are plain.
+    _, async_client = _clients()
+    memory = AsyncMemoryService(async_client)
+    for text in ("one", "two", "three"):
+        await memory.add_message("s", "user", text)
+
+    async def summarize(messages: list[Message]) -> str:
+        await asyncio.sleep(0)
+        return " + ".join(m.content or "" for m in messages)
+
+    result = await memory.compact("s", summarize, keep_last=1)
+    assert result.folded == 2
+    assert [m.content for m in await memory.get_messages("s")] == ["one + two", "three"]

@@ -184,3 +184,27 @@ def test_tool_calls_that_are_not_tool_call_objects_are_refused_and_nothing_is_st
     with pytest.raises(InvalidContentError, match="tuple of ToolCall"):
         memory.add_messages("s", [Message("assistant", None, tool_calls=({"id": "c"},))])  # type: ignore[arg-type]
     assert memory.get_messages("s") == []
+
+
+@pytest.mark.parametrize("user_id", ["x" * 257, "", 7])
+def test_a_user_memory_refuses_a_bad_user_id(user_id: Any) -> None:
+    # _keys.py KeyLayout.for_user: the error class dropped (None) made the refusal a TypeError.
+    with pytest.raises(InvalidInputError, match="user id"):
+        MemoryService(fakeredis.FakeRedis()).for_user(user_id)
+
+
+def test_a_too_large_message_is_named_by_role_size_and_limit() -> None:
+    # exceptions.py MessageTooLargeError: role and limit left unset (the README names them).
+    memory = MemoryService(fakeredis.FakeRedis(), max_message_bytes=100)
+    with pytest.raises(MessageTooLargeError) as failure:
+        memory.add_message("s", "assistant", "x" * 200)
+    assert (failure.value.role, failure.value.limit) == ("assistant", 100)
+    assert failure.value.size > 200
+
+
+def test_the_model_answering_as_the_user_is_refused() -> None:
+    # _chat.py _assistant_message: "is a Message and role is assistant" -> "or".
+    model = FakeLLM([Message("user", "I am the user now")])
+    chat = ChatService(MemoryService(fakeredis.FakeRedis()), model)
+    with pytest.raises(InvalidContentError, match="not a string or an assistant Message"):
+        chat.reply("s", "hi")

@@ -16,6 +16,7 @@ from chat_memory import (
     Message,
     SessionExistsError,
 )
+from chat_memory._users import _seconds, decode_metadata, read_listing
 
 
 @pytest.fixture
@@ -144,3 +145,24 @@ async def test_the_async_memory_compacts_with_a_coroutine_summarizer() -> None:
     await ada.add_message("paris", "user", "hi")
     assert [s.session_id for s in await ada.list_sessions()] == ["paris"]
     assert (await memory.forget_user("ada")).sessions == ["paris"]
+
+
+@pytest.mark.parametrize("empty", [None, b"", ""])
+def test_an_empty_stored_time_or_document_reads_as_none_whatever_the_client_decodes(
+    empty: bytes | str | None,
+) -> None:
+    # _users.py _seconds and decode_metadata: the empty reply of each client (bytes or text).
+    assert _seconds(empty) is None
+    assert decode_metadata("s", empty) == {}
+
+
+def test_a_stored_time_that_is_not_finite_reads_as_none() -> None:
+    # _users.py _seconds: "if math.isfinite(value)" -> "or True" gave inf seconds.
+    assert _seconds(b"inf") is None
+    assert _seconds(b"1500") == 1.5
+
+
+def test_a_session_last_active_at_the_epoch_is_listed_at_zero() -> None:
+    # _users.py read_listing: "_seconds(score) or 0.0" -> "or 1.0" moved it a second.
+    [info] = read_listing([b"s", b"0", b"0", b"1", None])
+    assert (info.session_id, info.last_active_at, info.created_at) == ("s", 0.0, 0.0)
