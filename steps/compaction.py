@@ -22,11 +22,13 @@ from chat_memory import (
     SUMMARY_NAME,
     CompactionConflictError,
     CompactResult,
+    CorruptEntryError,
     MemoryService,
     Message,
 )
 from chat_memory_suite.backends import RedisClient
 
+from .context import expect_corrupt_entry
 from .conversation import Attempt
 from .sessions import MemorySettings
 
@@ -177,3 +179,14 @@ def compaction_folded(compactions: list[CompactResult], count: int) -> None:
     """
     assert compactions, "no step compacted a session"
     assert compactions[-1].folded == count, compactions[-1]
+
+
+@then(parsers.parse("compacting the session fails, naming entry {number:d} as corrupt"))
+def compaction_fails_on_corrupt_entry(memory: MemoryService, session_id: str, number: int) -> None:
+    """The compaction is refused before any summary, naming the entry that cannot be read.
+
+    Then compacting the session fails, naming entry 2 as corrupt
+    """
+    with pytest.raises(CorruptEntryError) as failure:
+        memory.compact(session_id, summarize, keep_last=0)
+    expect_corrupt_entry(failure.value, session_id, number)

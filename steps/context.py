@@ -164,10 +164,16 @@ def context_fails_on_corrupt_entry_because(
     """
     with pytest.raises(CorruptEntryError) as failure:
         memory.get_context(session_id)
+    expect_corrupt_entry(failure.value, session_id, number)
     error = failure.value
-    assert (error.session_id, error.position + 1) == (session_id, number), str(error)
     assert reason in error.reason, f"the reason given is: {error.reason}"
     assert reason in str(error), str(error)
+
+
+def expect_corrupt_entry(error: BaseException | None, session_id: str, number: int) -> None:
+    """``error`` reports entry ``number`` (counted from 1) of ``session_id`` as corrupt."""
+    assert isinstance(error, CorruptEntryError), f"not a corrupt-entry error: {error!r}"
+    assert (error.session_id, error.position + 1) == (session_id, number), str(error)
     assert session_id in str(error), str(error)
 
 

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from chat_memory import ImportResult, MemoryService
+from chat_memory import CorruptEntryError, ImportResult, MemoryService
 from chat_memory_suite.compare import expect_text
 from chat_memory_suite.tables import reads_json
 
+from .context import expect_corrupt_entry
 from .conversation import Attempt
 
 REQUIRES = ("export",)
@@ -184,11 +185,37 @@ def export_is(transfer: Transfer, docstring: str) -> None:
     assert transfer.export == docstring + "\n", transfer.export
 
 
-@then(parsers.re(r"the import skipped (?P<count>\d+) messages?"), converters={"count": int})
-def import_skipped(transfer: Transfer, count: int) -> None:
-    """The last import left out this many messages, whose ids the session already held.
+@then(
+    parsers.re(r"the import (?P<what>added|skipped) (?P<count>\d+) messages?"),
+    converters={"count": int},
+)
+def import_added_or_skipped(transfer: Transfer, what: str, count: int) -> None:
+    """The last import added this many messages, or left out this many whose ids were held.
 
+    Then the import added 2 messages
     Then the import skipped 1 message
     """
     assert transfer.imports, "no import succeeded"
-    assert len(transfer.imports[-1].skipped) == count, transfer.imports[-1]
+    result = transfer.imports[-1]
+    assert len(result.imported if what == "added" else result.skipped) == count, result
+
+
+@then(parsers.parse("exporting the session fails, naming entry {number:d} as corrupt"))
+def export_fails_on_corrupt_entry(memory: MemoryService, session_id: str, number: int) -> None:
+    """The export is refused, naming the session and the entry that cannot be read.
+
+    Then exporting the session fails, naming entry 2 as corrupt
+    """
+    with pytest.raises(CorruptEntryError) as failure:
+        memory.export_session(session_id)
+    expect_corrupt_entry(failure.value, session_id, number)
+
+
+@then(parsers.parse("the import is refused, naming entry {number:d} of the session as corrupt"))
+def import_refused_on_corrupt_entry(attempt: Attempt, session_id: str, number: int) -> None:
+    """The last import was refused, naming the session's entry that cannot be read.
+
+    Then the import is refused, naming entry 2 of the session as corrupt
+    """
+    assert attempt.made, "no step tried to import"
+    expect_corrupt_entry(attempt.error, session_id, number)

@@ -50,6 +50,15 @@ Feature: Compacting a long session
         ]
         """
 
+    Scenario: A tool call that opens the session is not folded away from its result
+      Given the assistant called the tool "weather" with the arguments {"city": "Paris"}
+      And the tool "weather" answered "18°C"
+      And the user said "Thanks."
+      And the assistant replied "You're welcome."
+      When the session is compacted, keeping the newest 3 messages
+      Then the compaction folded 0 messages
+      And the context contains 4 messages
+
     Scenario: A session is compacted through a client that decodes responses as text
       Given the memory's client decodes responses as text
       And the session remembers:
@@ -196,6 +205,14 @@ Feature: Compacting a long session
       When the session is compacted while the user keeps talking
       Then the compaction gave up after 3 summaries, folding nothing
       And the context contains 5 messages
+
+    Scenario: A session with an entry it cannot read is not compacted, and the entry is named
+      Given the user said "first"
+      And another service stored this entry for the session:
+        """
+        hello
+        """
+      Then compacting the session fails, naming entry 2 as corrupt
 
     Scenario: A summarizer that returns nothing is refused, and nothing is folded
       Given the session remembers:

@@ -42,6 +42,7 @@ Feature: Moving a session
       And the user sent message "m-1" saying "hello"
       When the app imports the export into the session, appending
       Then the import skipped 1 message
+      And the import added 2 messages
       And the context is:
         | role      | content      |
         | user      | hello        |
@@ -67,6 +68,20 @@ Feature: Moving a session
         """
         {"title": "Rome"}
         """
+
+    Scenario: Importing into a session with an entry it cannot read is refused, naming the entry
+      Given a new session "paris"
+      And the user said "from the backup"
+      And the session was exported
+      And a new session "rome"
+      And the user said "mine"
+      And another service stored this entry for the session:
+        """
+        hello
+        """
+      When the app imports the export into the session, appending
+      Then the import is refused, naming entry 2 of the session as corrupt
+      And exporting the session fails, naming entry 2 as corrupt
 
   Rule: A broken export is refused whole, and nothing is written
 

@@ -63,6 +63,17 @@ Feature: Corrupt entries
         [{"role": "user", "content": "hi", "id": "m-9", "created_at": 1796205600.0}]
         """
 
+    Scenario: A tool call another service stored with every field, null ones too, loads with its call
+      Given another service stored this entry for the session:
+        """
+        {"v": 1, "id": "m-1", "role": "assistant", "content": null, "tool_calls": [{"id": "call-1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}], "tool_call_id": null}
+        """
+      Then the context is this JSON:
+        """
+        [{"role": "assistant", "content": null, "tool_calls": [
+          {"id": "call-1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}]}]
+        """
+
   Rule: A session key holding another kind of value is reported by name, and nothing is written
 
     Scenario: A message for a session whose key holds a text value is refused
@@ -102,6 +113,11 @@ Feature: Corrupt entries
         | string |
         | hash   |
         | set    |
+
+    Scenario: Loading names the key and its kind through a client that decodes responses as text
+      Given the memory's client decodes responses as text
+      And another service stored a hash under the session's history key
+      Then loading the context fails, naming the session's history key as holding a hash
 
     Scenario Outline: <what> fails, naming the key, when the session's <which> key holds a <kind>
       Given another service stored a <kind> under the session's <which> key
