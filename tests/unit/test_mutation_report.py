@@ -8,6 +8,7 @@ from tests.mutation import (
     KILLED,
     Mutant,
     Report,
+    chosen_by,
     classify,
     codec_case,
     command_case,
@@ -18,6 +19,7 @@ from tests.mutation import (
     render,
     save_report,
     score,
+    update,
 )
 
 
@@ -156,3 +158,41 @@ def test_saved_results_report_the_same_again(tmp_path: Path) -> None:
     classify(again, equivalents=[])
     assert again == report
     assert render(again) == render(report)
+
+
+def test_an_update_replaces_only_the_mutants_run_again_and_says_so() -> None:
+    def named(name: str, features: int) -> Mutant:
+        module, place = place_of(name)
+        return Mutant(name, module, place, features)
+
+    saved = Report(
+        mutants=[
+            named("chat_memory._ops.x_compact__mutmut_1", 0),
+            named("chat_memory._ops.x_clear__mutmut_1", 0),
+            named("chat_memory._keys.xǁKeyLayoutǁfor_user__mutmut_2", 0),
+        ],
+        source="aaa",
+    )
+    rerun = Report(
+        mutants=[
+            named("chat_memory._ops.x_compact__mutmut_1", 1),
+            named("chat_memory._keys.xǁKeyLayoutǁfor_user__mutmut_2", 1),
+        ],
+        sample=True,
+        source="bbb",
+    )
+    merged = update(saved, rerun, [], ["_ops.py:compact", "_keys.py:KeyLayout.for_user"])
+    fates = {m.name.rsplit(".", 1)[1]: m.features for m in merged.mutants}
+    assert fates == {
+        "x_clear__mutmut_1": 0,
+        "x_compact__mutmut_1": 1,
+        "xǁKeyLayoutǁfor_user__mutmut_2": 1,
+    }
+    assert (merged.source, merged.sample) == ("aaa", False)
+    assert "`_ops.py:compact`" in merged.updates[0]
+    assert "`bbb`" in merged.updates[0]
+    assert "Then the mutants of `_ops.py:compact`" in render(merged)
+    with pytest.raises(SystemExit):
+        update(rerun, rerun, ["_ops.py"], [])
+    assert chosen_by("chat_memory._ops.x_compact__mutmut_*", ["_ops.py"], [])
+    assert not chosen_by("chat_memory._ops.x_compact__mutmut_*", [], ["_ops.py:clear"])
