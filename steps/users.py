@@ -34,6 +34,7 @@ from chat_memory import (
     MemoryService,
     SessionInfo,
 )
+from chat_memory_suite.adapter import requires
 from chat_memory_suite.backends import ClientRecipe, RedisClient, scenario_keys
 from chat_memory_suite.compare import expect_messages, expect_text
 from chat_memory_suite.tables import MESSAGE_COLUMNS, messages, reads_json, reads_table, rows
@@ -134,6 +135,21 @@ def other_service_stored_metadata(
     redis_client.hset(memory.for_user(user).keys.meta(name), "doc", raw.encode("utf-8"))
 
 
+@given(
+    parsers.parse(
+        'another service stored metadata that is not UTF-8 for session "{name}" of user "{user}"'
+    )
+)
+def other_service_stored_non_utf8_metadata(
+    redis_client: RedisClient, memory: MemoryService, name: str, user: str
+) -> None:
+    """Another service wrote bytes that are not UTF-8 where the session's metadata lives.
+
+    Given another service stored metadata that is not UTF-8 for session "paris" of user "ada"
+    """
+    redis_client.hset(memory.for_user(user).keys.meta(name), "doc", b'{"title": "\xff"}')
+
+
 @then(parsers.parse('reading the metadata of session "{name}" of user "{user}" fails: "{reason}"'))
 def reading_metadata_fails(memory: MemoryService, name: str, user: str, reason: str) -> None:
     """Reading the session's metadata raises CorruptMetadataError naming the session and why.
@@ -157,6 +173,18 @@ def listing_fails(memory: MemoryService, user: str, name: str, reason: str) -> N
     """
     with pytest.raises(CorruptMetadataError) as raised:
         memory.for_user(user).list_sessions()
+    _names_session(raised.value, name, reason)
+
+
+@then(parsers.parse('exporting session "{name}" of user "{user}" fails: "{reason}"'))
+@requires("export")
+def exporting_fails(memory: MemoryService, name: str, user: str, reason: str) -> None:
+    """Exporting the session raises CorruptMetadataError naming the session and why.
+
+    Then exporting session "paris" of user "ada" fails: "not a JSON object but list"
+    """
+    with pytest.raises(CorruptMetadataError) as raised:
+        memory.for_user(user).export_session(name)
     _names_session(raised.value, name, reason)
 
 

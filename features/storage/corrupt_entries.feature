@@ -138,6 +138,12 @@ Feature: Corrupt entries
         | user      | Grüße, 世界 |
         | assistant | 你好        |
 
+    Scenario: An export of an entry that is not UTF-8 reports it, whatever the client decodes
+      Given a new session "alice"
+      And the memory's client decodes responses as text
+      And another service stored an entry that is not UTF-8 for the session
+      Then exporting the session fails, naming entry 1 as corrupt
+
   Rule: A corrupt newest entry is never taken back unread
 
     Scenario: Taking back a corrupt newest entry reports it, and it stays

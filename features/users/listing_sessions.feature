@@ -143,11 +143,19 @@ Feature: A user's sessions, listed
       And another service stored the metadata <stored> for session "paris" of user "ada"
       Then reading the metadata of session "paris" of user "ada" fails: "<reason>"
       And listing the sessions of user "ada" fails, naming session "paris": "<reason>"
+      And exporting session "paris" of user "ada" fails: "<reason>"
 
       Examples:
         | stored   | reason                     |
         | not json | not valid UTF-8 JSON       |
         | [1, 2]   | not a JSON object but list |
+
+    Scenario: Metadata that is not UTF-8 is reported, whatever the client decodes
+      Given the memory's client decodes responses as text
+      And user "ada" said "Plan my Paris trip" in session "paris"
+      And another service stored metadata that is not UTF-8 for session "paris" of user "ada"
+      Then reading the metadata of session "paris" of user "ada" fails: "not valid UTF-8 JSON"
+      And listing the sessions of user "ada" fails, naming session "paris": "not valid UTF-8 JSON"
 
   Rule: All of a user's keys share one hash slot, so every change is one atomic script
 

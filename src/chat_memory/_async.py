@@ -204,8 +204,13 @@ class AsyncMemoryService(MemoryShell[redis.asyncio.Redis | redis.asyncio.RedisCl
 
         async def perform(request: ops.Request) -> Any:
             if isinstance(request, ops.RunScript):
-                script = self._script(request.script)
-                return await script(keys=request.keys, args=request.args)
+                # As the sync service: raw bytes, and the script loaded on a server without it.
+                try:
+                    return await self._client.execute_command(*self._evalsha(request), **RAW)
+                except redis.exceptions.NoScriptError:
+                    script = self._script(request.script)
+                    script.sha = await self._client.script_load(script.script)
+                    return await self._client.execute_command(*self._evalsha(request), **RAW)
             if isinstance(request, ops.Ask):
                 assert llm is not None, "only a chat turn asks the model"
                 return await llm.complete(request.messages)

@@ -208,8 +208,14 @@ class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
 
         def perform(request: ops.Request) -> Any:
             if isinstance(request, ops.RunScript):
-                script = self._script(request.script)
-                return script(keys=request.keys, args=request.args)
+                # Raw bytes (see _evalsha); a server without the script (restarted, failed
+                # over) is given it, as redis-py's Script does.
+                try:
+                    return self._client.execute_command(*self._evalsha(request), **RAW)  # type: ignore[no-untyped-call]
+                except redis.exceptions.NoScriptError:
+                    script = self._script(request.script)
+                    script.sha = self._client.script_load(script.script)
+                    return self._client.execute_command(*self._evalsha(request), **RAW)  # type: ignore[no-untyped-call]
             if isinstance(request, ops.Ask):
                 assert llm is not None, "only a chat turn asks the model"
                 return llm.complete(request.messages)

@@ -20,6 +20,7 @@ from ._keys import DEFAULT_NAMESPACE, KeyLayout
 
 if TYPE_CHECKING:
     from ._chat import ChatCore
+    from ._ops import RunScript
 
 __all__ = ["ChatShell", "MemoryShell"]
 
@@ -62,6 +63,17 @@ class MemoryShell(Generic[ClientT]):
     def _script(self, name: str) -> Any:
         """Return the registered script of that exact name ("append" or "sessions"), read now."""
         return {"append": self._append, "sessions": self._sessions}[name]
+
+    def _evalsha(self, request: RunScript) -> tuple[Any, ...]:
+        """Return the EVALSHA command that runs ``request``'s script with its keys and arguments.
+
+        The services send it with redis-py's ``NEVER_DECODE``, as every read: the
+        reply is bytes whatever the client decodes, so an entry or a metadata
+        document that is not UTF-8 is reported as corrupt by chat-memory, not
+        lost in redis-py's decoder as a failed connection.
+        """
+        script = self._script(request.script)
+        return ("EVALSHA", script.sha, len(request.keys), *request.keys, *request.args)
 
     def for_user(self: MemoryT, user_id: str) -> MemoryT:
         """Return this memory for the sessions of ``user_id``: same client, same settings.

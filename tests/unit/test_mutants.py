@@ -22,6 +22,7 @@ from chat_memory import (
     MemoryService,
     Message,
     MessageTooLargeError,
+    ReplyNotStoredError,
     StorageUnavailableError,
     ToolCall,
     WriteOutcomeUnknownError,
@@ -208,3 +209,23 @@ def test_the_model_answering_as_the_user_is_refused() -> None:
     chat = ChatService(MemoryService(fakeredis.FakeRedis()), model)
     with pytest.raises(InvalidContentError, match="not a string or an assistant Message"):
         chat.reply("s", "hi")
+
+
+class _WritesLost(fakeredis.FakeRedis):
+    """Reads work; every script run loses its answer, as when the server dies mid-write."""
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        if str(args[0]).upper() in ("EVALSHA", "EVAL"):
+            raise redis.ConnectionError("Connection closed by server.")
+        return super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+
+
+def test_a_turn_whose_write_was_lost_says_it_may_have_been_stored() -> None:
+    # exceptions.py ReplyNotStoredError: may_have_written taken from the cause (getattr(None,
+    # ...) always False would tell the caller the turn was surely not stored: a retry without
+    # the handed-back ids could then store it twice).
+    chat = ChatService(MemoryService(_WritesLost()), FakeLLM(replies=["Hi."]))
+    with pytest.raises(ReplyNotStoredError) as failure:
+        chat.reply("s", "Hello")
+    assert isinstance(failure.value.__cause__, WriteOutcomeUnknownError)
+    assert failure.value.may_have_written

@@ -243,3 +243,17 @@ def test_a_tool_result_answering_no_stored_call_is_left_out_of_the_context_only(
         {"role": "assistant", "content": "Mild."},
     ]
     assert [m.role for m in memory.get_messages("s")] == ["user", "tool", "assistant"]
+
+
+def test_a_server_that_lost_its_scripts_is_given_them_again(
+    fake_redis: fakeredis.FakeRedis,
+) -> None:
+    # The services send EVALSHA themselves (for raw replies): NOSCRIPT must load the script,
+    # as redis-py's Script does, after a restart or a failover to a server without it.
+    memory = MemoryService(fake_redis)
+    memory.add_message("s", "user", "before")
+    fake_redis.script_flush()
+    memory.add_message("s", "user", "after")
+    fake_redis.script_flush()
+    assert memory.export_session("s").count('"role":"user"') == 2
+    assert [m.content for m in memory.get_messages("s")] == ["before", "after"]

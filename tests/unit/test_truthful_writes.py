@@ -122,7 +122,7 @@ class _NoSlotCluster:
     """A cluster client whose every command (scripts too) finds no node for the slot."""
 
     def register_script(self, script: str) -> Any:
-        return _no_slot
+        return SimpleNamespace(sha="0" * 40, script=script)
 
     def __getattr__(self, name: str) -> Any:
         return _no_slot
@@ -270,24 +270,25 @@ def test_a_turn_that_could_not_be_stored_hands_back_messages_with_ids_that_retry
     fake_redis: fakeredis.FakeRedis,
 ) -> None:
     memory = MemoryService(fake_redis)
-    real_append = memory._append
-    calls = 0
+    real_execute = fake_redis.execute_command
+    scripts_run = 0
 
-    def applied_but_answer_lost(**kwargs: Any) -> Any:
-        nonlocal calls
-        calls += 1
-        real_append(**kwargs)
-        if calls == 1:
-            raise redis.ConnectionError("connection reset after the write")
-        return None
+    def first_script_applied_but_answer_lost(*args: Any, **options: Any) -> Any:
+        nonlocal scripts_run
+        reply = real_execute(*args, **options)  # type: ignore[no-untyped-call]
+        if str(args[0]).upper() == "EVALSHA":
+            scripts_run += 1
+            if scripts_run == 1:
+                raise redis.ConnectionError("connection reset after the write")
+        return reply
 
-    memory._append = applied_but_answer_lost
+    fake_redis.execute_command = first_script_applied_but_answer_lost  # type: ignore[method-assign]
     chat = ChatService(memory, FakeLLM(replies=["Hello Ada."]))
     with pytest.raises(cm.ReplyNotStoredError) as failure:
         chat.reply("s", "I am Ada.")
     assert failure.value.may_have_written
     assert all(m.id for m in failure.value.messages)
-    memory._append = real_append
+    assert scripts_run == 1
     again = memory.add_messages("s", failure.value.messages)
     assert len(again.already_stored) == 2
     assert [m["content"] for m in memory.get_context("s")] == ["I am Ada.", "Hello Ada."]
