@@ -162,7 +162,7 @@ def pop_message(core: MemoryCore, session_id: str, *, attempts: int) -> Operatio
         except DecodeError as exc:  # never removed unread: the caller learns which entry
             length = int((yield from _read(Command(("LLEN", key)), key)))
             raise CorruptEntryError(session_id, length - 1, str(exc)) from exc
-        args = [b"pop", _bytes(newest[0]), (message.id or "").encode()]
+        args = [b"pop", newest[0], (message.id or "").encode()]
         if (yield from _sessions_script(core.keys.all(session_id), args)) == 1:
             return message
     raise SessionChangedError(
@@ -268,8 +268,8 @@ def compact(
             str(core.ttl_ms or 0).encode(),
             str(core.idempotency_window).encode(),
             str(len(entries)).encode(),
-            _bytes(entries[0]),
-            _bytes(entries[-1]),
+            entries[0],
+            entries[-1],
             str(fold).encode(),
             str(summary.id).encode(),
             item.fingerprint,
@@ -283,11 +283,8 @@ def compact(
     )
 
 
-def _bytes(value: bytes | str) -> bytes:
-    return value if isinstance(value, bytes) else value.encode("utf-8")
-
-
 def _sessions_script(keys: tuple[str, ...], args: list[bytes]) -> Operation[Any]:
+    """Run the sessions script; its reply is raw bytes, whatever the client decodes."""
     try:
         return (yield RunScript(keys, args, script="sessions"))
     except REDIS_EXCEPTIONS as exc:

@@ -229,3 +229,12 @@ def test_a_turn_whose_write_was_lost_says_it_may_have_been_stored() -> None:
         chat.reply("s", "Hello")
     assert isinstance(failure.value.__cause__, WriteOutcomeUnknownError)
     assert failure.value.may_have_written
+
+
+@pytest.mark.parametrize("seconds", [1, 0.5])
+def test_a_ttl_of_a_second_or_less_is_accepted_and_applied(seconds: float) -> None:
+    # _core.py ttl_milliseconds: "0 < seconds" -> "1 < seconds" refused a TTL of one second.
+    client = fakeredis.FakeRedis()
+    memory = MemoryService(client, ttl=seconds)
+    memory.add_message("s", "user", "hi")
+    assert 0 < client.pttl(memory.keys.history("s")) <= seconds * 1000
