@@ -539,6 +539,8 @@ def run_passes(args: argparse.Namespace) -> Report:
                 if args.sample
                 else every
             )
+            if not names:  # mutmut would run every mutant, and --update count them twice
+                raise SystemExit("--module/--function name no function mutmut mutates")
         features = run_mutmut(features_dir, names, pytest_args=[], tests=[], env={})
         chosen = sorted(
             name

@@ -206,7 +206,7 @@ Feature: Compacting a long session
       Then the compaction gave up after 3 summaries, folding nothing
       And the context contains 5 messages
 
-    Scenario: A session with an entry it cannot read is not compacted, and the entry is named
+    Scenario: Compacting a session with an entry it cannot read fails, naming the entry
       Given the user said "first"
       And another service stored this entry for the session:
         """

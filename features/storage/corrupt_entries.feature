@@ -63,7 +63,7 @@ Feature: Corrupt entries
         [{"role": "user", "content": "hi", "id": "m-9", "created_at": 1796205600.0}]
         """
 
-    Scenario: A tool call another service stored with every field, null ones too, loads with its call
+    Scenario: A tool call another service stored with empty fields written out loads with its call
       Given another service stored this entry for the session:
         """
         {"v": 1, "id": "m-1", "role": "assistant", "content": null, "tool_calls": [{"id": "call-1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}], "tool_call_id": null}

@@ -31,7 +31,7 @@ KINDS = {
 }
 CHOICE = "one of: "
 """How a parameter that takes one of a few words is described: ``one of: once, twice``."""
-_CHOICES = re.compile(r"[\w ]+(?:\|[\w ]+)+")
+_CHOICES = re.compile(r"[\w '-]+(?:\|[\w '-]+)+")
 _PARSE_FIELD = re.compile(r"\{(\w+)(?::([^}]*))?\}")
 _REGEX_GROUP = re.compile(r"\(\?P<(\w+)>((?:[^()]|\((?:[^()]|\([^()]*\))*\))*)\)")
 """A named group of a step's regular expression, with up to two levels of groups inside."""

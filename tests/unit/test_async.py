@@ -199,3 +199,13 @@ async def test_an_async_summarizer_is_awaited_and_its_text_becomes_the_summary()
     result = await memory.compact("s", summarize, keep_last=1)
     assert result.folded == 2
     assert [m.content for m in await memory.get_messages("s")] == ["one + two", "three"]
+
+
+async def test_an_async_memory_gives_a_server_that_lost_its_scripts_them_again() -> None:
+    # As the sync service: the async one sends EVALSHA itself, and loads on NOSCRIPT.
+    sync_client, async_client = _clients()
+    memory = AsyncMemoryService(async_client)
+    await memory.add_message("s", "user", "before")
+    sync_client.script_flush()
+    await memory.add_message("s", "user", "after")
+    assert [m.content for m in await memory.get_messages("s")] == ["before", "after"]

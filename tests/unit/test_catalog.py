@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from chat_memory_suite.catalog import catalog, readable, render_markdown, render_text
+from chat_memory_suite.catalog import _regex_kind, catalog, readable, render_markdown, render_text
 
 ROOT = Path(__file__).resolve().parents[2]
 REFRESH = "pytest --bdd-steps --bdd-steps-output docs/steps.md"
@@ -58,3 +58,21 @@ def test_bdd_steps_prints_the_catalog_and_runs_nothing(pytester: pytest.Pytester
         ["chat_memory_suite.steps.clock: Steps about time passing", "*Every step is used*"]
     )
     assert "collected" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    ("body", "kind"),
+    [
+        ("user|assistant", "one of: user, assistant"),
+        (
+            "exporting the session|reading the session's metadata",
+            "one of: exporting the session, reading the session's metadata",
+        ),
+        ("well-known|ad hoc", "one of: well-known, ad hoc"),
+        (".+", "any text"),
+    ],
+)
+def test_a_choice_of_phrases_with_apostrophes_or_hyphens_is_shown_as_its_choices(
+    body: str, kind: str
+) -> None:
+    assert _regex_kind(body) == kind

@@ -22,6 +22,7 @@ from chat_memory import (
     MemoryService,
     Message,
     MessageTooLargeError,
+    PermissionDeniedError,
     ReplyNotStoredError,
     StorageUnavailableError,
     ToolCall,
@@ -238,3 +239,21 @@ def test_a_ttl_of_a_second_or_less_is_accepted_and_applied(seconds: float) -> No
     memory = MemoryService(client, ttl=seconds)
     memory.add_message("s", "user", "hi")
     assert 0 < client.pttl(memory.keys.history("s")) <= seconds * 1000
+
+
+class _ReadsRefused(fakeredis.FakeRedis):
+    """A Redis user that may not read the history: every LRANGE is refused by the ACL."""
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        if str(args[0]).upper() == "LRANGE":
+            raise redis.exceptions.NoPermissionError(
+                "User app has no permissions to run the 'lrange' command"
+            )
+        return super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+
+
+def test_a_read_the_acl_refuses_is_a_permission_error_not_a_key_of_another_type() -> None:
+    # _errors.py wrong_type_key: "ResponseError and starts with WRONGTYPE" -> "or" took every
+    # refusal (ACL, read-only replica, out of memory) for a key holding another type.
+    with pytest.raises(PermissionDeniedError):
+        MemoryService(_ReadsRefused()).get_context("s")

@@ -166,3 +166,16 @@ def test_a_session_last_active_at_the_epoch_is_listed_at_zero() -> None:
     # _users.py read_listing: "_seconds(score) or 0.0" -> "or 1.0" moved it a second.
     [info] = read_listing([b"s", b"0", b"0", b"1", None])
     assert (info.session_id, info.last_active_at, info.created_at) == ("s", 0.0, 0.0)
+
+
+def test_a_compaction_remembers_the_summarys_id_so_importing_it_again_does_not_store_it() -> None:
+    # _ops.py compact: the summary's id written to the ids list as "None": an import of an
+    # export holding the summary, after the history limit dropped it, stored it again.
+    memory = MemoryService(fakeredis.FakeRedis(), 2, idempotency_window=10)
+    for text in ("one", "two", "three"):
+        memory.add_message("s", "user", text)
+    assert memory.compact("s", lambda messages: "the gist", keep_last=1).folded == 1
+    export = memory.export_session("s")  # the summary, then "three"
+    memory.add_message("s", "user", "four")  # the limit of 2 drops the summary
+    memory.import_session("s", export, append=True)
+    assert [m.content for m in memory.get_messages("s")] == ["three", "four"]
