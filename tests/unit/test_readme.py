@@ -62,3 +62,21 @@ def test_the_readme_suite_time_is_the_one_docs_suite_speed_measured() -> None:
     assert claim[1] == measured[1], (
         f"the README says about {claim[1]} s, docs/suite-speed.md measured {measured[1]} s"
     )
+
+
+def test_the_readme_mutation_figures_are_docs_mutation_mds() -> None:
+    report = (ROOT / "docs" / "mutation.md").read_text(encoding="utf-8")
+    source = re.search(r"Mutated: commit `([^`]+)`", report)
+    row = re.search(
+        r"^\| \*\*library\*\* \| (\d+) \| [\d.]+% \| ([\d.]+%) \| ([\d.]+%) \| ([\d.]+%) \|",
+        report,
+        re.M,
+    )
+    assert source is not None
+    assert row is not None
+    counted, alone, behaviour, with_unit = row.groups()
+    claim = " ".join(README[README.index("The last full run") :].split("\n\n")[0].split())
+    assert f"commit {source[1]}" in claim, claim
+    assert f"{int(counted):,} mutants counted" in claim, claim
+    assert f"alone kills {alone} of them, and {behaviour} of those" in claim, claim
+    assert f"With the unit tests, {with_unit} are killed" in claim, claim
