@@ -155,3 +155,21 @@ def test_a_blocking_pool_that_waited_in_vain_sent_nothing() -> None:
     assert not error.may_have_written
     reset = redis.ConnectionError("Connection closed by server.")
     assert script_error(reset, keys=("h", "i", "s"), messages=()).may_have_written  # type: ignore[attr-defined]
+
+
+def test_an_exception_never_raised_is_ours_and_one_from_the_redis_package_itself_is_redis_pys() -> (
+    None
+):
+    # _compat.py internal_failure: with no traceback there is no frame ("frame = ''" or
+    # "frame is not None or True" crashed); a frame of the module "redis" itself (not only
+    # "redis.*") is redis-py's ("XXredisXX", "REDIS").
+    from chat_memory._compat import internal_failure
+
+    assert internal_failure(AttributeError("built, never raised")) is None
+    namespace: dict[str, object] = {"__name__": "redis"}
+    exec("def fail():\n    raise TypeError('from redis/__init__.py')\n", namespace)
+    try:
+        namespace["fail"]()  # type: ignore[operator]
+    except TypeError as exc:
+        error = internal_failure(exc)
+    assert isinstance(error, redis.ConnectionError)

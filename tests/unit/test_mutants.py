@@ -257,3 +257,21 @@ def test_a_read_the_acl_refuses_is_a_permission_error_not_a_key_of_another_type(
     # refusal (ACL, read-only replica, out of memory) for a key holding another type.
     with pytest.raises(PermissionDeniedError):
         MemoryService(_ReadsRefused()).get_context("s")
+
+
+class _ScriptFailsHalfway(fakeredis.FakeRedis):
+    """Every script run fails with an error reply, as a script that broke after a write."""
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        if str(args[0]).upper() == "EVALSHA":
+            raise redis.exceptions.ResponseError("ERR Error running script: boom")
+        return super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+
+
+def test_an_append_that_failed_halfway_hands_back_the_messages_it_may_have_written() -> None:
+    # _errors.py storage_error: the messages dropped from WriteOutcomeUnknownError left the
+    # caller unable to retry them.
+    memory = MemoryService(_ScriptFailsHalfway())
+    with pytest.raises(WriteOutcomeUnknownError) as failure:
+        memory.add_message("s", "user", "hi", message_id="m-1")
+    assert [(m.id, m.content) for m in failure.value.messages] == [("m-1", "hi")]

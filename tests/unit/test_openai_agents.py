@@ -5,8 +5,9 @@ from typing import Any
 import fakeredis
 import pytest
 from agents.memory.session import Session
+from agents.memory.session_settings import SessionSettings
 
-from chat_memory import AsyncMemoryService
+from chat_memory import AsyncMemoryService, ToolCall
 from chat_memory.openai_agents import ChatMemorySession
 
 ITEMS: list[Any] = [
@@ -190,3 +191,59 @@ async def test_the_memory_ttl_applies() -> None:
     await memory.add_items(ITEMS[:1])
     left = await memory.memory.ttl("alice")
     assert left == pytest.approx(1800, abs=2)
+
+
+async def test_a_message_stored_through_the_memory_with_no_text_is_an_input_message() -> None:
+    # openai_agents.py item_of: content None gives "" ("or 'XXXX'" changed it; json.loads of
+    # None, with "if message.content or True", failed).
+    agent = session()
+    call = ToolCall("call-1", "weather", "{}")
+    await agent.memory.add_message("alice", "assistant", None, tool_calls=[call])
+    assert await agent.get_items() == [{"role": "assistant", "content": ""}]
+
+
+async def test_the_settings_the_sdk_reads_are_kept() -> None:
+    # openai_agents.py ChatMemorySession.__init__: session_settings dropped.
+    settings = SessionSettings(limit=3)
+    memory = AsyncMemoryService(fakeredis.FakeAsyncRedis(server=fakeredis.FakeServer()))
+    assert (
+        ChatMemorySession(memory, "alice", session_settings=settings).session_settings is settings
+    )
+
+
+async def test_a_call_without_a_name_or_arguments_is_stored_under_its_kind() -> None:
+    # openai_agents.py message_of: name defaults to the item's type, arguments to "".
+    agent = session()
+    click: Any = {
+        "type": "computer_call",
+        "id": "cu_1",
+        "call_id": "call_1",
+        "action": {"type": "click"},
+    }
+    await agent.add_items([click])
+    [stored] = await agent.memory.get_messages("alice")
+    assert stored.tool_calls == (ToolCall("call_1", "computer_call", ""),)
+
+
+@pytest.mark.parametrize(("length", "derived"), [(121, True), (122, False)])
+async def test_an_output_without_an_id_takes_a_derived_one_while_it_fits(
+    length: int, derived: bool
+) -> None:
+    # openai_agents.py message_of: "<call_id>:output" is the id while it is at most 128
+    # characters ("<" dropped 128; "or True" stored a longer one and was refused).
+    agent = session()
+    call_id = "c" * length
+    output: Any = {"type": "function_call_output", "call_id": call_id, "output": "18°C"}
+    await agent.add_items([output])
+    await agent.add_items([output])  # a retry: stored once when it has an id
+    stored = await agent.memory.get_messages("alice")
+    assert [m.id for m in stored][:1] == ([f"{call_id}:output"] if derived else [stored[0].id])
+    assert len(stored) == (1 if derived else 2)
+
+
+async def test_an_item_whose_id_is_not_text_is_stored_without_it() -> None:
+    # openai_agents.py message_of: only a string id is the message's id ("or True" refused 7).
+    agent = session()
+    odd: Any = {"role": "user", "content": "hi", "id": 7}
+    await agent.add_items([odd])
+    assert await agent.get_items() == [{"role": "user", "content": "hi", "id": 7}]
