@@ -118,3 +118,15 @@ def test_it_is_the_history_of_runnable_with_message_history(server: fakeredis.Fa
 def test_a_history_needs_a_memory() -> None:
     with pytest.raises(ValueError, match="give a MemoryService"):
         ChatMemoryHistory(None, "ada")
+
+
+async def test_the_async_methods_without_an_async_service_use_the_sync_one(
+    server: fakeredis.FakeServer,
+) -> None:
+    # langchain.py aadd_messages/aclear: with no async service, LangChain's default runs the
+    # sync method in a thread ("super().aadd_messages(None)" stored nothing, and failed).
+    history = ChatMemoryHistory(MemoryService(fakeredis.FakeRedis(server=server)), "ada")
+    await history.aadd_messages(TURN)
+    assert await history.aget_messages() == TURN
+    await history.aclear()
+    assert history.messages == []

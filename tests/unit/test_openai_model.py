@@ -65,3 +65,30 @@ def test_the_adapters_stream_the_reply_text() -> None:
     model = OpenAIChatModel(client, "m")  # type: ignore[arg-type]
     assert list(model.stream([{"role": "user", "content": "hi"}])) == ["Hello ", "", "Ada."]
     assert sent[0]["stream"] is True
+
+
+def test_answers_and_chunks_map_exactly() -> None:
+    # openai_model.py answer_of and _text_of, on the shapes the SDK returns: a text answer,
+    # an answer without text, a tool-call answer with and without text, and a streamed
+    # chunk without choices (the usage chunk at the end of a stream).
+    from types import SimpleNamespace as Obj
+
+    from chat_memory import Message, ToolCall
+    from chat_memory.openai_model import _text_of, answer_of
+
+    def response(content: str | None, calls: list[Obj] | None = None) -> Obj:
+        return Obj(choices=[Obj(message=Obj(content=content, tool_calls=calls))])
+
+    call = Obj(id="c-1", function=Obj(name="weather", arguments='{"city": "Paris"}'))
+    assert answer_of(response("Hello.")) == "Hello."
+    assert answer_of(response(None)) == ""
+    assert answer_of(response(None, [call])) == Message(
+        "assistant", None, tool_calls=(ToolCall("c-1", "weather", '{"city": "Paris"}'),)
+    )
+    with_text = answer_of(response("Let me look.", [call]))
+    assert isinstance(with_text, Message)
+    assert with_text.content == "Let me look."
+    assert answer_of(Obj(choices=[Obj(message=Obj(content="no calls field"))])) == "no calls field"
+    assert _text_of(Obj(choices=[], usage=Obj(total_tokens=3))) == ""
+    assert _text_of(Obj(choices=[Obj(delta=Obj(content=None))])) == ""
+    assert _text_of(Obj(choices=[Obj(delta=Obj(content="Hel"))])) == "Hel"
