@@ -7,6 +7,7 @@ Usage::
       {"title": "Paris trip"}
       \"\"\"
     When the session is exported
+    When the app tries to export the session
     And the export is imported as session "paris-copy"
     Then session "paris-copy" holds exactly what session "paris" holds
 """
@@ -105,6 +106,21 @@ def session_exported(memory: MemoryService, session_id: str, transfer: Transfer)
     When the session is exported
     """
     transfer.export = memory.export_session(session_id)
+
+
+@when("the app tries to export the session")
+def app_tries_to_export(
+    memory: MemoryService, session_id: str, transfer: Transfer, attempt: Attempt
+) -> None:
+    """The app exports the current session; a failure is kept for a Then step.
+
+    When the app tries to export the session
+    """
+
+    def export() -> None:
+        transfer.export = memory.export_session(session_id)
+
+    attempt.make(export)
 
 
 @given(parsers.parse('the export was imported as session "{name}"'))

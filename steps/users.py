@@ -10,6 +10,7 @@ Usage::
       | paris   | Paris trip | 1        | 2026-12-01 09:00:00 | 2026-12-01 09:00:00 |
     When user "ada" is forgotten
     Then user "ada" has nothing stored
+    When user "ada" tries to clear session "paris"
 
 A user's sessions live apart from sessions without a user: session "paris" of
 user "ada" is not the session "paris" the other steps talk in.
@@ -233,6 +234,15 @@ def user_clears_session(memory: MemoryService, user: str, name: str) -> None:
     When user "ada" clears session "paris"
     """
     memory.for_user(user).clear(name)
+
+
+@when(parsers.parse('user "{user}" tries to clear session "{name}"'))
+def user_tries_to_clear(memory: MemoryService, attempt: Attempt, user: str, name: str) -> None:
+    """The app forgets one of the user's sessions; a failure is kept for a Then step.
+
+    When user "ada" tries to clear session "paris"
+    """
+    attempt.make(lambda: memory.for_user(user).clear(name))
 
 
 @when(parsers.parse('the sessions of user "{user}" are listed'))

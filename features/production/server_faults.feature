@@ -46,6 +46,24 @@ Feature: Server faults
       When the app tries to clear the session
       Then the app was told within 2 seconds that the session may not have been cleared
 
+    Scenario: Clearing a user's session while the server is down reports that it may not have happened
+      Given user "ada" said "Plan my Paris trip" in session "paris"
+      And the server went down
+      When user "ada" tries to clear session "paris"
+      Then the app was told within 2 seconds that the session may not have been cleared
+
+    Scenario: Exporting a session while the server is down fails in time, saying the memory is unavailable
+      Given the user said "hello"
+      And the server went down
+      When the app tries to export the session
+      Then the app was told within 2 seconds that the memory is unavailable
+
+    Scenario: Listing a user's sessions while the server is down fails in time, saying the memory is unavailable
+      Given user "ada" said "Plan my Paris trip" in session "paris"
+      And the server went down
+      When the sessions of user "ada" are listed with limit = 10
+      Then the app was told within 2 seconds that the memory is unavailable
+
   Rule: A message resent after a timeout is stored once
 
     Scenario: A message sent while the server is frozen is stored exactly once

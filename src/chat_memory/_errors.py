@@ -100,12 +100,16 @@ def storage_error(exc: Exception, *, op: Op, messages: Sequence[Message] = ()) -
 
 
 def script_error(
-    exc: Exception, *, keys: Sequence[str], messages: Sequence[Message]
+    exc: Exception, *, keys: Sequence[str], messages: Sequence[Message], op: Op = Op.SCRIPT
 ) -> ChatMemoryError:
-    """Return the error of a failed append script: its own refusal, or :func:`storage_error`."""
+    """Return the error of a failed script: its own refusal, or :func:`storage_error`.
+
+    ``op`` is :attr:`Op.READ` for a script run that only reads (an export, a
+    listing): an outage then changed nothing, whatever redis-py retried.
+    """
     found = _SCRIPT_REFUSAL.search(str(exc)) if isinstance(exc, rx.ResponseError) else None
     if found is None:
-        return storage_error(exc, op=Op.SCRIPT, messages=messages)
+        return storage_error(exc, op=op, messages=messages)
     code, arg = found["code"], found["arg"]
     if code == "WRONGTYPE":
         return WrongKeyTypeError(keys[int(arg) - 1], found["more"] or "value of another type")
