@@ -1,6 +1,7 @@
 """What the README shows is what the library does."""
 
 import re
+import tomllib
 from pathlib import Path
 
 import fakeredis
@@ -80,3 +81,36 @@ def test_the_readme_mutation_figures_are_docs_mutation_mds() -> None:
     assert f"{int(counted):,} mutants counted" in claim, claim
     assert f"alone kills {alone} of them, and {behaviour} of those" in claim, claim
     assert f"With the unit tests, {with_unit} are killed" in claim, claim
+
+
+def test_the_package_description_is_the_readme_as_an_index_shows_it() -> None:
+    """docs/index-readme.md: the package readme, README.md with no relative link or image."""
+    from tests.index_readme import OUTPUT, index_readme
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert ROOT / project["readme"] == OUTPUT
+    described = OUTPUT.read_text(encoding="utf-8")
+    assert described == index_readme(README), "out of date: python -m tests.index_readme"
+    targets = re.findall(r"\]\(([^)\s]+)\)", described)
+    targets += re.findall(r"^\[[^\]]+\]: (\S+)", described, re.MULTILINE)
+    assert [t for t in targets if not t.startswith(("https://", "http://", "#"))] == []
+
+
+def test_an_index_description_names_the_files_it_cannot_link() -> None:
+    from tests.index_readme import index_readme, named_files
+
+    readme = (
+        "See [docs/steps.md](docs/steps.md), [the report](docs/mutation.md#scores),"
+        " [pytest](https://pytest.org) and [below](#install).\n"
+        "![The page](docs/living-doc.png)\n"
+    )
+    body = index_readme(readme).split("\n\n", 1)[1]
+    assert body == (
+        "See `docs/steps.md` (in the source distribution), the report"
+        " (`docs/mutation.md#scores`, in the source distribution), [pytest](https://pytest.org)"
+        " and [below](#install).\n"
+        "*(The page: `docs/living-doc.png`, in the source distribution)*\n"
+    )
+    assert named_files(readme) == ["docs/living-doc.png", "docs/mutation.md", "docs/steps.md"]
+    with pytest.raises(ValueError, match="relative reference"):
+        index_readme("[steps]: docs/steps.md\n")
