@@ -4,6 +4,7 @@ Usage::
 
     When the session is compacted, keeping the newest 2 messages
     When the session is compacted while the user says "wait!", keeping the newest 2 messages
+    When the app tries to compact the session, keeping the newest 2 messages
     Then the compaction folded 3 messages
 
 The summarizer is a stand-in for a model call: it writes "Summary:" and the
@@ -65,6 +66,24 @@ def session_compacted(
     When the session is compacted, keeping the newest 2 messages
     """
     compactions.append(memory.compact(session_id, summarize, keep_last=keep))
+
+
+@when(
+    parsers.re(r"the app tries to compact the session, keeping the newest (?P<keep>\d+) messages?"),
+    converters={"keep": int},
+)
+def app_tries_to_compact(
+    memory: MemoryService,
+    session_id: str,
+    compactions: list[CompactResult],
+    attempt: Attempt,
+    keep: int,
+) -> None:
+    """The app folds all but the newest messages; a failure is kept for a Then step.
+
+    When the app tries to compact the session, keeping the newest 2 messages
+    """
+    attempt.make(lambda: compactions.append(memory.compact(session_id, summarize, keep_last=keep)))
 
 
 @when(

@@ -58,6 +58,20 @@ Feature: Server faults
       When the app tries to export the session
       Then the app was told within 2 seconds that the memory is unavailable
 
+    Scenario: Importing into a session while the server is down fails in time, saying the memory is unavailable
+      Given the user said "hello"
+      And the session was exported
+      And the server went down
+      When the app imports the export into the session, appending
+      Then the app was told within 2 seconds that the memory is unavailable
+
+    Scenario: Compacting a session while the server is down fails in time, saying the memory is unavailable
+      Given the user said "hello"
+      And the user said "are you there?"
+      And the server went down
+      When the app tries to compact the session, keeping the newest 1 message
+      Then the app was told within 2 seconds that the memory is unavailable
+
     Scenario: Listing a user's sessions while the server is down fails in time, saying the memory is unavailable
       Given user "ada" said "Plan my Paris trip" in session "paris"
       And the server went down

@@ -144,6 +144,13 @@ Feature: Corrupt entries
       And another service stored an entry that is not UTF-8 for the session
       Then exporting the session fails, naming entry 1 as corrupt
 
+    Scenario: An export of an entry that is not UTF-8, stored amid the conversation, reports it, whatever the client decodes
+      Given a new session "alice"
+      And the memory's client decodes responses as text
+      And the user said "hello"
+      And another service stored an entry that is not UTF-8 for the session
+      Then exporting the session fails, naming entry 2 as corrupt
+
   Rule: A corrupt newest entry is never taken back unread
 
     Scenario: Taking back a corrupt newest entry reports it, and it stays

@@ -241,9 +241,12 @@ def _stamp(message: Message, now: float) -> Message:
     )
 
 
-def _as_stored(message: Message, fingerprint: bytes | str) -> Message:
-    """Return the message as first stored: same content (the digest matched), stored time."""
-    text = fingerprint.decode("ascii", "replace") if isinstance(fingerprint, bytes) else fingerprint
+def _as_stored(message: Message, fingerprint: bytes) -> Message:
+    """Return the message as first stored: same content (the digest matched), stored time.
+
+    ``fingerprint`` is bytes: the services read every script reply raw.
+    """
+    text = fingerprint.decode("ascii", "replace")
     _, _, stamp = text.partition(" ")
     try:
         created_at = json.loads(stamp)

@@ -211,7 +211,7 @@ def forget_user(core: MemoryCore, *, batch: int) -> Operation[ForgetResult]:
     while True:
         reply = yield from _sessions_script((index,), [b"forget", prefix, str(batch).encode()])
         deleted += int(reply[0])
-        sessions += [decode_session_id(_text(member)) for member in reply[2:]]
+        sessions += [decode_session_id(member.decode("utf-8")) for member in reply[2:]]
         if int(reply[1]) == 0:
             return ForgetResult(core.keys.user_id, sessions, deleted)
 
@@ -296,10 +296,6 @@ def _sessions_script(
         return (yield RunScript(keys, args, script="sessions"))
     except REDIS_EXCEPTIONS as exc:
         raise script_error(exc, keys=keys, messages=[], op=op) from exc
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode("utf-8") if isinstance(value, bytes) else value
 
 
 def _read(command: Command, key: str) -> Operation[Any]:
