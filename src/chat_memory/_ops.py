@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Generator, Iterable
 from dataclasses import dataclass
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, Final, TypeAlias, TypeVar
 
 from ._codec import DecodeError, decode, encode_for_storage
 from ._compat import REDIS_EXCEPTIONS, internal_failure
@@ -196,7 +196,7 @@ def list_sessions(core: MemoryCore, *, offset: int, limit: int) -> Operation[lis
     check_whole_number("limit", limit, 1, MAX_LISTING)
     prefix = core.keys.session_prefix().encode()
     args = [b"list", prefix, str(offset).encode(), str(limit).encode()]
-    reply = yield from _sessions_script((index,), args, op=Op.READ)
+    reply = yield from _sessions_script((index,), args)
     return read_listing(reply)
 
 
@@ -218,7 +218,7 @@ def forget_user(core: MemoryCore, *, batch: int) -> Operation[ForgetResult]:
 
 def export_session(core: MemoryCore, session_id: str) -> Operation[str]:
     """Return the session as JSON Lines, read in one snapshot."""
-    entries, doc = yield from _sessions_script(core.keys.all(session_id), [b"export"], op=Op.READ)
+    entries, doc = yield from _sessions_script(core.keys.all(session_id), [b"export"])
     messages = core.decode_history(session_id, entries)
     return render_export(session_id, messages, decode_metadata(session_id, doc))
 
@@ -228,7 +228,7 @@ def import_session(
 ) -> Operation[ImportResult]:
     """Store an export in the session; see ``MemoryService.import_session``."""
     metadata, messages = parse_export(export)
-    entries, doc = yield from _sessions_script(core.keys.all(session_id), [b"export"], op=Op.READ)
+    entries, doc = yield from _sessions_script(core.keys.all(session_id), [b"export"])
     if (entries or doc) and not append:
         raise SessionExistsError(
             f"session {session_id!r} already holds messages or metadata: import with"
@@ -250,7 +250,7 @@ def compact(
     check_whole_number("keep_last", keep_last, 0)
     keys = core.keys.all(session_id)
     for _ in range(attempts):
-        entries, _doc = yield from _sessions_script(keys, [b"export"], op=Op.READ)
+        entries, _doc = yield from _sessions_script(keys, [b"export"])
         history = core.decode_history(session_id, entries)
         fold = len(entries) - keep_last
         # Never fold a tool call away from its results: keep the whole exchange.
@@ -283,15 +283,15 @@ def compact(
     )
 
 
-def _sessions_script(
-    keys: tuple[str, ...], args: list[bytes], *, op: Op = Op.SCRIPT
-) -> Operation[Any]:
-    """Run the sessions script; its reply is raw bytes, whatever the client decodes.
+# The sessions script's actions the caller sees as reads: a failure of one changed
+# nothing (list also drops expired sessions from the index, which no caller can
+# tell apart from their expiry).
+_READ_ACTIONS: Final = frozenset({b"export", b"list"})
 
-    ``op`` is :attr:`Op.READ` for the actions the caller sees as reads: export,
-    and list (it also drops expired sessions from the index, which no caller
-    can tell apart from their expiry).
-    """
+
+def _sessions_script(keys: tuple[str, ...], args: list[bytes]) -> Operation[Any]:
+    """Run the sessions script; its reply is raw bytes, whatever the client decodes."""
+    op = Op.READ if args[0] in _READ_ACTIONS else Op.SCRIPT
     try:
         return (yield RunScript(keys, args, script="sessions"))
     except REDIS_EXCEPTIONS as exc:
