@@ -143,9 +143,9 @@ def encode_metadata(metadata: object) -> bytes:
     return data
 
 
-def decode_metadata(session_id: str, raw: bytes | str | None) -> dict[str, Any]:
-    """Read a stored metadata document (``{}`` if there is none)."""
-    if raw is None or raw in (b"", ""):
+def decode_metadata(session_id: str, raw: bytes | None) -> dict[str, Any]:
+    """Read a stored metadata document, as raw bytes (``{}`` if there is none)."""
+    if not raw:
         return {}
     try:
         data = json.loads(raw)
@@ -161,7 +161,7 @@ def read_listing(reply: Sequence[Any]) -> list[SessionInfo]:
     listed = []
     for at in range(0, len(reply), 5):
         member, score, created, count, doc = reply[at : at + 5]
-        session_id = decode_session_id(_text(member))
+        session_id = decode_session_id(member.decode("utf-8"))
         metadata = decode_metadata(session_id, doc)
         title = metadata.get("title")
         listed.append(
@@ -177,12 +177,8 @@ def read_listing(reply: Sequence[Any]) -> list[SessionInfo]:
     return listed
 
 
-def _text(value: bytes | str) -> str:
-    return value.decode("utf-8") if isinstance(value, bytes) else value
-
-
-def _seconds(milliseconds: bytes | str | None) -> float | None:
-    if milliseconds is None or milliseconds in (b"", ""):
+def _seconds(milliseconds: bytes | None) -> float | None:
+    if not milliseconds:
         return None
-    value = float(_text(milliseconds))
+    value = float(milliseconds)
     return value / 1000 if math.isfinite(value) else None
