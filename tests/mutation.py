@@ -322,6 +322,14 @@ def justification(mutant: Mutant, equivalents: list[dict[str, str]]) -> str | No
     return None
 
 
+def unused(report: Report, equivalents: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The justifications no survivor of a full run matches: the code they quote changed."""
+    if report.sample:
+        return []
+    survivors = [m for m in report.mutants if m.diff]
+    return [e for e in equivalents if not any(justification(m, [e]) for m in survivors)]
+
+
 def classify(report: Report, equivalents: list[dict[str, str]]) -> None:
     """Give every mutant its verdict."""
     for mutant in report.mutants:
@@ -495,23 +503,37 @@ def chosen_by(pattern: str, modules: list[str], functions: list[str]) -> bool:
     return module in modules or f"{module}:{place}" in functions
 
 
-def update(saved: Report, rerun: Report, modules: list[str], functions: list[str]) -> Report:
+def update(
+    saved: Report, rerun: Report, modules: list[str], functions: list[str], present: list[str]
+) -> Report:
     """The saved full run, with the mutants of ``modules`` and ``functions`` as ``rerun`` found.
 
     For a run after tests were added: the other mutants keep their saved fate,
-    and the report says what ran again, and on which commit.
+    and the report says what ran again, and on which commit. The saved mutants of
+    a function no longer in the source (``present``: :func:`function_patterns`)
+    are dropped, and the report names it: nothing can kill them now.
     """
     if saved.sample:
         raise SystemExit("--update needs the results of a full run, not of a sample")
     kept = [m for m in saved.mutants if not chosen_by(m.name, modules, functions)]
+    gone = sorted({f"`{m.module}:{m.place}`" for m in kept if not matches(m.name, present)})
+    kept = [m for m in kept if matches(m.name, present)]
     what = ", ".join([f"`{m}`" for m in modules] + [f"`{f}`" for f in functions])
+    said = f"the mutants of {what} ran again on commit `{rerun.source}`"
+    if gone:
+        said += f"; those of {', '.join(gone)}, no longer in the source, were dropped"
     return Report(
         mutants=sorted(kept + rerun.mutants, key=lambda m: m.name),
         sample=False,
         unit_ran=saved.unit_ran and rerun.unit_ran,
         source=saved.source,
-        updates=[*saved.updates, f"the mutants of {what} ran again on commit `{rerun.source}`"],
+        updates=[*saved.updates, said],
     )
+
+
+def matches(name: str, patterns: list[str]) -> bool:
+    """Whether a mutant's name is one of a function's name ``patterns``."""
+    return any(fnmatch(name, p) for p in patterns)
 
 
 def run_passes(args: argparse.Namespace) -> Report:
@@ -545,7 +567,7 @@ def run_passes(args: argparse.Namespace) -> Report:
         chosen = sorted(
             name
             for name, code in features.items()
-            if not names or (code is not None and any(fnmatch(name, p) for p in names))
+            if not names or (code is not None and matches(name, names))
         )
         report = Report(sample=bool(names), source=source)
         for name in chosen:
@@ -675,13 +697,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.from_results:
         report = load_report(args.results)
     elif args.update:
-        report = update(load_report(args.results), run_passes(args), args.module, args.function)
+        present = function_patterns(ROOT / "src" / "chat_memory")
+        saved = load_report(args.results)
+        report = update(saved, run_passes(args), args.module, args.function, present)
         save_report(report, args.results)
     else:
         report = run_passes(args)
         save_report(report, args.results)
-    classify(report, load_equivalents())
+    equivalents = load_equivalents()
+    classify(report, equivalents)
     args.output.write_text(render(report))
+    for entry in unused(report, equivalents):
+        print(f"{EQUIVALENTS.name}: no survivor matches {entry['place']} {entry['from']!r}")
     unexplained = [m for m in report.mutants if m.verdict == "unexplained"]
     alone = score(report.mutants, "suite")
     behaviour = score(report.mutants, "suite", behaviour=True)
