@@ -55,7 +55,6 @@ import tempfile
 import tokenize
 import tomllib
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from fnmatch import fnmatch
 from io import StringIO
@@ -182,16 +181,63 @@ def run_mutmut(
     return codes
 
 
-def diff_of(workdir: Path, name: str) -> str:
-    """The unified diff of one mutant, as ``mutmut show`` prints it."""
-    shown = subprocess.run(
-        [sys.executable, "-m", "mutmut", "show", name],
-        cwd=workdir,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    return "\n".join(line for line in shown.splitlines() if not line.startswith("# "))
+def diffs_of(workdir: Path) -> dict[str, str]:
+    """Every mutant's unified diff against its function, by mutmut's name of it.
+
+    Read from the files mutmut wrote (``mutants/src/chat_memory``), where each
+    function has an unmutated copy (``x_f__mutmut_orig``, or ``xǁClassǁf__mutmut_orig``
+    in its class) beside its mutants: all of them at once, in this process,
+    where ``mutmut show`` is a process per mutant.
+    """
+    diffs: dict[str, str] = {}
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+    for path in sorted((workdir / "mutants" / "src" / "chat_memory").glob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        tree, lines = ast.parse(source), source.splitlines()
+        generated: dict[str, list[str]] = {}
+        for node in tree.body:
+            body = node.body if isinstance(node, ast.ClassDef) else [node]
+            for item in body:
+                if isinstance(item, functions) and "__mutmut_" in item.name:
+                    text = lines[item.lineno - 1 : item.end_lineno]
+                    # Named as the function it comes from, so the diff shows only the mutation.
+                    text[0] = text[0].replace(item.name, item.name.partition("__mutmut_")[0], 1)
+                    generated[item.name] = text
+        shown = f"src/chat_memory/{path.name}"
+        for name, lines in generated.items():
+            origin = name.partition("__mutmut_")[0] + "__mutmut_orig"
+            if name.endswith("__mutmut_orig") or origin not in generated:
+                continue
+            diff = difflib.unified_diff(
+                generated[origin], lines, fromfile=shown, tofile=shown, lineterm=""
+            )
+            diffs[f"chat_memory.{path.stem}.{name}"] = "\n".join(diff)
+    return diffs
+
+
+def check_diffs(workdir: Path, mutants: list[Mutant]) -> None:
+    """Fail unless :func:`diffs_of` read every mutant, as ``mutmut show`` shows the first.
+
+    :func:`diffs_of` reads the files mutmut writes, whose shape is mutmut's own:
+    this stops a run (CI's sample too) when a mutmut release changes it.
+    """
+    missing = [m.name for m in mutants if not m.diff]
+    if missing:
+        raise SystemExit(f"no diff read for {len(missing)} mutants, e.g. {missing[0]}")
+    if mutants:
+        shown = subprocess.run(
+            [sys.executable, "-m", "mutmut", "show", mutants[0].name],
+            cwd=workdir,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        reference = Mutant(mutants[0].name, "", "", None, diff=shown)
+        if reference.changed != mutants[0].changed:
+            raise SystemExit(
+                f"{mutants[0].name}: mutmut show gives {reference.changed},"
+                f" the diff read from its files {mutants[0].changed}"
+            )
 
 
 def _tokens(lines: list[str]) -> list[tuple[bool, str]] | None:
@@ -310,28 +356,42 @@ def justification(mutant: Mutant, equivalents: list[dict[str, str]]) -> str | No
     An entry is equivalent unless it says ``kind = "wording"`` (a change that
     only alters an error message, in a way the token rules cannot see).
     """
+    index = _first_match(mutant, equivalents)
+    if index is None:
+        return None
+    entry = equivalents[index]
+    kind = "message wording" if entry.get("kind") == "wording" else "equivalent"
+    return f"{kind}: {entry['reason']}"
+
+
+def _first_match(mutant: Mutant, equivalents: list[dict[str, str]]) -> int | None:
     removed, added = mutant.changed
-    for entry in equivalents:
+    for index, entry in enumerate(equivalents):
         if (
             entry["place"] == f"{mutant.module}:{mutant.place}"
             and entry["from"].strip() in removed
             and entry["to"].strip() in added
         ):
-            kind = "message wording" if entry.get("kind") == "wording" else "equivalent"
-            return f"{kind}: {entry['reason']}"
+            return index
     return None
 
 
 def unused(report: Report, equivalents: list[dict[str, str]]) -> list[dict[str, str]]:
-    """The justifications no survivor of a full run matches: the code they quote changed."""
+    """The justifications that give no mutant of a full run its verdict.
+
+    The code they quote changed, a test now kills the mutant (in any pass), a
+    rule (message wording, the case of a codec or command name) already explains
+    it, or an entry above says the same: either way, nothing reads them.
+    """
     if report.sample:
         return []
-    survivors = [m for m in report.mutants if m.diff]
-    return [e for e in equivalents if not any(justification(m, [e]) for m in survivors)]
+    used = classify(report, equivalents)
+    return [entry for index, entry in enumerate(equivalents) if index not in used]
 
 
-def classify(report: Report, equivalents: list[dict[str, str]]) -> None:
-    """Give every mutant its verdict."""
+def classify(report: Report, equivalents: list[dict[str, str]]) -> set[int]:
+    """Give every mutant its verdict; return which justifications gave one (their index)."""
+    used: set[int] = set()
     for mutant in report.mutants:
         if any(code in KILLED for code in (mutant.features, mutant.server, mutant.adapter)):
             mutant.verdict = "killed by the acceptance suite"
@@ -341,12 +401,14 @@ def classify(report: Report, equivalents: list[dict[str, str]]) -> None:
             mutant.verdict = "equivalent: codec names are case-insensitive in Python"
         elif command_case(mutant):
             mutant.verdict = "equivalent: Redis command names are case-insensitive"
-        elif verdict := justification(mutant, equivalents):
-            mutant.verdict = verdict
+        elif (index := _first_match(mutant, equivalents)) is not None:
+            mutant.verdict = justification(mutant, equivalents) or ""
+            used.add(index)
         elif mutant.unit in KILLED:
             mutant.verdict = "killed by tests/unit"
         else:
             mutant.verdict = "unexplained"
+    return used
 
 
 # The framework adapters, each reached by the suite through its suite adapter.
@@ -366,7 +428,11 @@ def score(mutants: list[Mutant], upto: str, *, behaviour: bool = False) -> tuple
     ones are not either (the score over mutants that change what a user gets).
     """
     skip = ("equivalent", "message wording") if behaviour else ("equivalent",)
-    counted = [m for m in mutants if not m.verdict.startswith(skip)]
+    counted = [
+        m
+        for m in mutants
+        if not m.verdict.startswith(skip) and not (behaviour and m.diff and is_wording(m))
+    ]
 
     def codes(m: Mutant) -> list[int | None]:
         by_pass = {
@@ -573,12 +639,12 @@ def run_passes(args: argparse.Namespace) -> Report:
         for name in chosen:
             module, place = place_of(name)
             report.mutants.append(Mutant(name, module, place, features.get(name)))
-        # One `mutmut show` process per survivor: run as many at once as there are cores.
-        survivors = [m for m in report.mutants if m.features not in KILLED]
-        with ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:
-            diffs = pool.map(lambda m: diff_of(features_dir, m.name), survivors)
-            for mutant, diff in zip(survivors, diffs, strict=True):
-                mutant.diff = diff
+        # Every mutant's diff, the killed ones too: the score over mutants that change
+        # behaviour leaves out those that only reword a message, killed or not.
+        diffs = diffs_of(features_dir)
+        for mutant in report.mutants:
+            mutant.diff = diffs.get(mutant.name, "")
+        check_diffs(features_dir, report.mutants)
         alive = [m for m in report.mutants if m.features not in KILLED]
         if alive:
             server_dir = Path(tmp) / "redis-server"

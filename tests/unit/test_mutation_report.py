@@ -8,10 +8,12 @@ from tests.mutation import (
     KILLED,
     Mutant,
     Report,
+    check_diffs,
     chosen_by,
     classify,
     codec_case,
     command_case,
+    diffs_of,
     function_patterns,
     is_wording,
     load_report,
@@ -226,11 +228,61 @@ def test_an_update_drops_the_saved_mutants_of_a_function_gone_from_the_source() 
     assert "those of `_ops.py:_text`, no longer in the source, were dropped" in merged.updates[0]
 
 
-def test_a_justification_no_survivor_of_a_full_run_matches_is_named() -> None:
-    # The code it quotes changed (or a test now kills it): it would linger unread.
-    entry = {"place": "_keys.py:f", "from": "a = 1", "to": "a = 2", "reason": "r"}
-    stale = {"place": "_keys.py:f", "from": "a = 1 if b else c", "to": "a = 2", "reason": "r"}
-    report = Report(mutants=[mutant("a = 1", "a = 2")], source="abc1234")
-    assert unused(report, [entry, stale]) == [stale]
-    report.sample = True  # a sample meets only some survivors: nothing to conclude
-    assert unused(report, [entry, stale]) == []
+def test_a_justification_that_gives_no_verdict_in_a_full_run_is_named() -> None:
+    # The code it quotes changed, a test now kills the mutant, a rule explains it
+    # already, or an entry above says the same: it would linger unread.
+    def entry(old: str, new: str) -> dict[str, str]:
+        return {"place": "_keys.py:f", "from": old, "to": new, "reason": "r"}
+
+    used = entry("a = 1", "a = 2")
+    changed = entry("a = 1 if b else c", "a = 2")
+    duplicate = entry("a = 1", "a = 2")
+    killed = entry("a = 1", "a = 4")
+    by_rule = entry('b = s.encode("utf-8")', 'b = s.encode("UTF-8")')
+    report = Report(
+        mutants=[
+            mutant("a = 1", "a = 2"),
+            mutant("a = 1", "a = 4", features=0, adapter=1),  # killed through an adapter
+            mutant('b = s.encode("utf-8")', 'b = s.encode("UTF-8")'),
+        ],
+        source="abc1234",
+    )
+    equivalents = [used, changed, duplicate, killed, by_rule]
+    assert unused(report, equivalents) == [changed, duplicate, killed, by_rule]
+    report.sample = True  # a sample meets only some mutants: nothing to conclude
+    assert unused(report, equivalents) == []
+
+
+def test_the_behaviour_score_leaves_out_wording_mutants_killed_too() -> None:
+    # Only the survivors' rewordings were left out: the killed ones stayed counted,
+    # and the score over mutants that change behaviour read higher than it is.
+    reworded = ('raise E("session id must be a string")', 'raise E("XXsession id XX")')
+    report = Report(mutants=[mutant(*reworded, features=1), mutant("a = 1", "a = 2")])
+    classify(report, equivalents=[])
+    assert score(report.mutants, "suite") == (1, 2)
+    assert score(report.mutants, "suite", behaviour=True) == (0, 1)
+
+
+def test_every_mutants_diff_is_read_from_the_files_mutmut_writes(tmp_path: Path) -> None:
+    # The shape of mutmut 3's mutants/src/: each function's unmutated copy beside its
+    # mutants, methods inside their class.
+    package = tmp_path / "mutants" / "src" / "chat_memory"
+    package.mkdir(parents=True)
+    (package / "_keys.py").write_text(
+        "def x_f__mutmut_orig(a):\n    return a + 1\n\n"
+        "def x_f__mutmut_1(a):\n    return a - 1\n\n"
+        "class KeyLayout:\n"
+        "    def xǁKeyLayoutǁall__mutmut_orig(self, s):\n        return (s, 'h')\n\n"
+        "    def xǁKeyLayoutǁall__mutmut_2(self, s):\n        return (s, 'XXhXX')\n",
+        encoding="utf-8",
+    )
+    diffs = diffs_of(tmp_path)
+    assert sorted(diffs) == [
+        "chat_memory._keys.x_f__mutmut_1",
+        "chat_memory._keys.xǁKeyLayoutǁall__mutmut_2",
+    ]
+    function, method = (Mutant(name, "_keys.py", "f", 0, diff=diffs[name]) for name in diffs)
+    assert function.changed == (["return a + 1"], ["return a - 1"])
+    assert method.changed == (["return (s, 'h')"], ["return (s, 'XXhXX')"])
+    with pytest.raises(SystemExit, match="no diff read for 1 mutants"):
+        check_diffs(tmp_path, [function, Mutant("x", "_keys.py", "g", 0)])
