@@ -59,7 +59,7 @@ class Op(enum.Enum):
 
     READ = "read"
     WRITE = "write"  # one command: a refusal changed nothing
-    SCRIPT = "script"  # the append script: a refusal may come halfway, unless it says otherwise
+    SCRIPT = "script"  # a writing script: a refusal may come halfway, unless it says otherwise
 
 
 def storage_error(exc: Exception, *, op: Op, messages: Sequence[Message] = ()) -> StorageError:
@@ -89,7 +89,7 @@ def storage_error(exc: Exception, *, op: Op, messages: Sequence[Message] = ()) -
     refused_before_writing = isinstance(exc, rx.OutOfMemoryError)
     if op is Op.SCRIPT and not refused_before_writing:
         return WriteOutcomeUnknownError(
-            f"the append failed ({detail}); it may or may not have happened", messages
+            f"the write failed ({detail}); it may or may not have happened", messages
         )
     if isinstance(exc, rx.OutOfMemoryError):
         return StorageUnavailableError(

@@ -275,3 +275,16 @@ def test_an_append_that_failed_halfway_hands_back_the_messages_it_may_have_writt
     with pytest.raises(WriteOutcomeUnknownError) as failure:
         memory.add_message("s", "user", "hi", message_id="m-1")
     assert [(m.id, m.content) for m in failure.value.messages] == [("m-1", "hi")]
+
+
+def test_a_failed_write_other_than_an_append_does_not_call_itself_one() -> None:
+    # _errors.py storage_error said "the append failed" for every script: a user reading
+    # why set_metadata or a user's clear failed was sent looking at appends.
+    memory = MemoryService(_ScriptFailsHalfway())
+    with pytest.raises(WriteOutcomeUnknownError) as metadata:
+        memory.set_metadata("s", {"title": "Trip"})
+    with pytest.raises(WriteOutcomeUnknownError) as clearing:
+        memory.for_user("ada").clear("s")
+    for failure in (metadata, clearing):
+        assert "append" not in str(failure.value)
+        assert "it may or may not have happened" in str(failure.value)
