@@ -774,7 +774,7 @@ def main(argv: list[str] | None = None) -> int:
     classify(report, equivalents)
     args.output.write_text(render(report))
     for entry in unused(report, equivalents):
-        print(f"{EQUIVALENTS.name}: no survivor matches {entry['place']} {entry['from']!r}")
+        print(f"{EQUIVALENTS.name}: gives no verdict: {entry['place']} {entry['from']!r}")
     unexplained = [m for m in report.mutants if m.verdict == "unexplained"]
     alone = score(report.mutants, "suite")
     behaviour = score(report.mutants, "suite", behaviour=True)

@@ -191,7 +191,7 @@ class MemoryCore:
         ]
         return AppendResult(messages, stored_before)
 
-    def decode_history(self, session_id: str, raw_entries: Iterable[bytes | str]) -> list[Message]:
+    def decode_history(self, session_id: str, raw_entries: Iterable[bytes]) -> list[Message]:
         """Decode stored entries, raising :class:`CorruptEntryError` at the first bad one."""
         messages = []
         for position, raw in enumerate(raw_entries):
