@@ -81,6 +81,13 @@ def test_the_readme_mutation_figures_are_docs_mutation_mds() -> None:
     assert f"{int(counted):,} mutants counted" in claim, claim
     assert f"alone kills {alone} of them, and {behaviour} of those" in claim, claim
     assert f"With the unit tests, {with_unit} are killed" in claim, claim
+    survivors = re.search(r"^Survivors of the acceptance suite: .*$", report, re.M)
+    assert survivors is not None
+    unexplained = re.search(r"(\d+) unexplained", survivors[0])
+    if unexplained is None:
+        assert "no survivor is unexplained" in claim, claim
+    else:
+        assert f"{unexplained[1]} survivors are still unexplained" in claim, claim
 
 
 def test_the_package_description_is_the_readme_as_an_index_shows_it() -> None:
