@@ -115,15 +115,20 @@ def place_of(name: str) -> tuple[str, str]:
     return module, f"{match['cls']}.{func}" if match["cls"] else func
 
 
-def describe() -> str:
-    """The checkout's commit, marked dirty when the working tree differs from it."""
-    return subprocess.run(
-        ["git", "describe", "--always", "--dirty"],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
+def describe(root: Path = ROOT) -> str:
+    """The checkout's commit, marked dirty when the working tree differs from it.
+
+    The report itself does not count: ``--from-results`` rewrites it, and a run
+    after that mutates the commit all the same.
+    """
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True)
+        return done.stdout.strip()
+
+    commit = git("rev-parse", "--short", "HEAD")
+    changed = git("status", "--porcelain", "--", ".", ":(exclude)docs/mutation.md")
+    return f"{commit}-dirty" if changed else commit
 
 
 def copy_tree(target: Path) -> None:

@@ -13,6 +13,7 @@ from tests.mutation import (
     classify,
     codec_case,
     command_case,
+    describe,
     diffs_of,
     function_patterns,
     is_wording,
@@ -286,3 +287,23 @@ def test_every_mutants_diff_is_read_from_the_files_mutmut_writes(tmp_path: Path)
     assert method.changed == (["return (s, 'h')"], ["return (s, 'XXhXX')"])
     with pytest.raises(SystemExit, match="no diff read for 1 mutants"):
         check_diffs(tmp_path, [function, Mutant("x", "_keys.py", "g", 0)])
+
+
+def test_the_commit_is_dirty_for_any_change_but_the_report(tmp_path: Path) -> None:
+    # --from-results rewrites docs/mutation.md: an --update after it named the commit
+    # "-dirty" though the code it mutated was the commit's.
+    import subprocess
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "mutation.md").write_text("old")
+    (tmp_path / "code.py").write_text("a = 1")
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c")
+    (tmp_path / "docs" / "mutation.md").write_text("new")
+    assert not describe(tmp_path).endswith("-dirty")
+    (tmp_path / "code.py").write_text("a = 2")
+    assert describe(tmp_path).endswith("-dirty")
