@@ -164,11 +164,13 @@ def test_saved_results_report_the_same_again(tmp_path: Path) -> None:
     assert render(again) == render(report)
 
 
-def test_an_update_replaces_only_the_mutants_run_again_and_says_so() -> None:
-    def named(name: str, features: int) -> Mutant:
-        module, place = place_of(name)
-        return Mutant(name, module, place, features)
+def named(name: str, features: int) -> Mutant:
+    """A mutant of mutmut's ``name``, with its fate on fakeredis."""
+    module, place = place_of(name)
+    return Mutant(name, module, place, features)
 
+
+def test_an_update_replaces_only_the_mutants_run_again_and_says_so() -> None:
     saved = Report(
         mutants=[
             named("chat_memory._ops.x_compact__mutmut_1", 0),
@@ -207,10 +209,6 @@ def test_an_update_replaces_only_the_mutants_run_again_and_says_so() -> None:
 def test_an_update_drops_the_saved_mutants_of_a_function_gone_from_the_source() -> None:
     # A function removed since the full run keeps its saved survivors forever otherwise:
     # nothing can run them again, and they count as unexplained.
-    def named(name: str, features: int) -> Mutant:
-        module, place = place_of(name)
-        return Mutant(name, module, place, features)
-
     saved = Report(
         mutants=[
             named("chat_memory._ops.x_compact__mutmut_1", 0),
