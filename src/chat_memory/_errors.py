@@ -18,6 +18,8 @@ first attempt may have been applied though its answer was lost. So:
   script then writes nothing at all (not even the TTL) that could be refused.
   A read-only replica is the exception: after a failover a retry may reach a
   replica that has not seen the earlier attempt, so it is outcome-unknown;
+- an unknown scripting command (plain fakeredis, a proxy without scripts) is
+  :class:`ScriptingUnavailableError`: nothing ran;
 - anything else from the append script (it may have failed halfway) is
   :class:`WriteOutcomeUnknownError`.
 """
@@ -38,6 +40,7 @@ from .exceptions import (
     ChatMemoryError,
     MessageIdConflictError,
     PermissionDeniedError,
+    ScriptingUnavailableError,
     StorageError,
     StorageUnavailableError,
     WriteOutcomeUnknownError,
@@ -48,6 +51,11 @@ __all__ = ["Op", "script_error", "storage_error", "wrong_type_key"]
 
 _SCRIPT_REFUSAL: Final = re.compile(r"CHATMEM_(?P<code>[A-Z]+) (?P<arg>\S+)(?: (?P<more>\S+))?")
 _COMMAND: Final = re.compile(r"run the '(?P<command>[^']+)' command")
+# An unknown (or, at a proxy, unsupported) scripting command: Redis and fakeredis quote it
+# with ' or `, in any case. Nothing ran.
+_NO_SCRIPTING: Final = re.compile(
+    r"(?:unknown|unsupported) command ['`](?:evalsha|eval|script)['`]", re.IGNORECASE
+)
 
 
 # Raised when taking a connection from the pool, before anything is sent (redis-py 5.1+).
@@ -80,6 +88,13 @@ def storage_error(exc: Exception, *, op: Op, messages: Sequence[Message] = ()) -
         return WriteOutcomeUnknownError(
             f"Redis did not answer the write ({detail}); it may or may not have happened",
             messages,
+        )
+    if isinstance(exc, rx.ResponseError) and _NO_SCRIPTING.search(str(exc)):
+        return ScriptingUnavailableError(
+            f"this Redis server cannot run scripts ({detail}); nothing was written."
+            " chat-memory writes with Lua scripts (EVALSHA): use a Redis or Valkey server with"
+            " scripting, fakeredis[lua] in tests (pip install 'fakeredis[lua]'), or a proxy"
+            " that passes EVALSHA and SCRIPT LOAD through"
         )
     if isinstance(exc, rx.NoPermissionError) and not _inside_script(exc):
         return PermissionDeniedError(

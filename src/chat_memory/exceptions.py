@@ -19,6 +19,7 @@ Every error the library raises on purpose derives from :class:`ChatMemoryError`:
     └── StorageError                           Redis failed; see ``may_have_written``
         ├── StorageUnavailableError            Redis refused or was unreachable; nothing written
         │   ├── PermissionDeniedError          the Redis user may not run a command or touch a key
+        │   ├── ScriptingUnavailableError      the server (or a proxy) cannot run Lua scripts
         │   └── WrongKeyTypeError              a session key holds another type of value
         └── WriteOutcomeUnknownError           the write may or may not have happened
 
@@ -49,6 +50,7 @@ __all__ = [
     "PermissionDeniedError",
     "PromptTooLargeError",
     "ReplyNotStoredError",
+    "ScriptingUnavailableError",
     "SessionChangedError",
     "SessionExistsError",
     "StorageError",
@@ -204,6 +206,16 @@ class PermissionDeniedError(StorageUnavailableError):
 
     Nothing was written: the append script checks every command it will run
     before its first write (``ACL SETUSER`` in the README lists them all).
+    """
+
+
+class ScriptingUnavailableError(StorageUnavailableError):
+    """The server, or a proxy in front of it, cannot run Lua scripts; nothing was written.
+
+    Every write of chat-memory (and some reads) is one Lua script, sent with
+    ``EVALSHA``. A server or proxy that answers it as an unknown command ran
+    nothing: plain ``fakeredis`` without its ``lua`` extra, a server with
+    scripting renamed away, a proxy that does not pass scripts through.
     """
 
 
