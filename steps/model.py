@@ -510,13 +510,29 @@ def turn_not_stored_tool_call(turn: Turn, name: str) -> None:
     assert reply == error.messages[1], f"the reply {reply} is not the turn's {error.messages[1]}"
 
 
-def _handed_back(turn: Turn, text: str) -> None:
-    error = _turn_handed_back(turn)
+@then(
+    parsers.parse(
+        'the turn may not have been stored, and the error hands back the answer "{text}"'
+        " with the turn"
+    )
+)
+def turn_may_not_be_stored(turn: Turn, text: str) -> None:
+    """As above, for a write whose answer was lost (the server went down): it may have happened.
+
+    Storing the turn handed back is still safe: its messages keep their ids.
+
+    Then the turn may not have been stored, and the error hands back the answer "Hi." with the turn
+    """
+    _handed_back(turn, text, may_have_written=True)
+
+
+def _handed_back(turn: Turn, text: str, *, may_have_written: bool = False) -> None:
+    error = _turn_handed_back(turn, may_have_written=may_have_written)
     assert error.reply == text, f"the error hands back {error.reply!r}, not {text!r}"
     assert error.messages[1].content == text, f"the turn: {error.messages}"
 
 
-def _turn_handed_back(turn: Turn) -> ReplyNotStoredError:
+def _turn_handed_back(turn: Turn, *, may_have_written: bool = False) -> ReplyNotStoredError:
     error = turn.error
     assert isinstance(error, ReplyNotStoredError), f"not a ReplyNotStoredError: {error!r}"
     roles = [m.role for m in error.messages]
@@ -524,7 +540,10 @@ def _turn_handed_back(turn: Turn) -> ReplyNotStoredError:
     assert all(m.id for m in error.messages), f"a message of the turn has no id: {error.messages}"
     assert isinstance(error.__cause__, ChatMemoryError), f"the cause: {error.__cause__!r}"
     assert str(error.__cause__) in str(error), f"the error does not say why: {error}"
-    assert error.may_have_written is False, "the error says the turn may have been written"
+    assert error.may_have_written is may_have_written, (
+        f"the error says the turn {'may' if error.may_have_written else 'cannot'} have been"
+        f" written: {error}"
+    )
     return error
 
 

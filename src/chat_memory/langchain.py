@@ -1,4 +1,17 @@
-"""chat-memory as a LangChain chat message history (``pip install "chat-memory[langchain]"``).
+"""chat-memory in LangChain (``pip install "chat-memory[langchain]"``).
+
+:class:`RunnableWithChatMemory` wraps a chain: it loads the session's history,
+invokes the chain, and stores the whole turn (the input and the answer) in one
+atomic write, raising a typed error when it cannot::
+
+    chain = RunnableWithChatMemory(prompt | model, memory, input_messages_key="question",
+                                   history_messages_key="history")
+    chain.invoke({"question": "Hi"}, config={"configurable": {"session_id": "alice"}})
+
+Use it rather than LangChain's ``RunnableWithMessageHistory``, which stores a
+turn from a tracer callback: LangChain logs an error raised there and returns
+the answer as if all were well, so a failed write (an outage, a full server, a
+missing permission) forgets the turn silently.
 
 :class:`ChatMemoryHistory` is a ``BaseChatMessageHistory``, so it works
 wherever LangChain takes one, ``RunnableWithMessageHistory`` included::
@@ -26,7 +39,10 @@ messages keep their ids is not stored twice. The async methods
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
 
 from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import (
@@ -37,13 +53,14 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langchain_core.messages.tool import ToolCall as LangChainToolCall
+from langchain_core.runnables import Runnable, RunnableConfig
 
 from ._async import AsyncMemoryService
 from ._message import Message, ToolCall
 from ._service import MemoryService
-from .exceptions import InvalidContentError, InvalidRoleError
+from .exceptions import ChatMemoryError, InvalidContentError, InvalidRoleError, ReplyNotStoredError
 
-__all__ = ["ChatMemoryHistory", "from_langchain", "to_langchain"]
+__all__ = ["ChatMemoryHistory", "RunnableWithChatMemory", "from_langchain", "to_langchain"]
 
 
 def from_langchain(message: BaseMessage) -> Message:
@@ -155,3 +172,139 @@ class ChatMemoryHistory(BaseChatMessageHistory):
             await super().aclear()
             return
         await self.async_memory.clear(self.session_id)
+
+
+class RunnableWithChatMemory(Runnable[Any, Any]):
+    """A chain that remembers: each turn is loaded, answered and stored in one atomic write.
+
+    The session is ``config["configurable"]["session_id"]``, as for
+    LangChain's ``RunnableWithMessageHistory``, and the keys mean the same:
+    ``input_messages_key`` names the input's new message(s) (a string, a
+    message or a list of messages; the whole input when None),
+    ``history_messages_key`` the input key the history goes under (when None,
+    the history is put before the new messages), ``output_messages_key`` the
+    output's answer (the whole output when None).
+
+    If the turn cannot be stored, the call raises
+    :class:`~chat_memory.ReplyNotStoredError`: ``reply`` is the answer,
+    ``messages`` the turn with its ids (``memory.add_messages(session_id,
+    error.messages)`` stores it, once however often it is retried) and
+    ``may_have_written`` whether the failed write could have happened. A
+    history that cannot be read raises before the chain is invoked.
+    ``ainvoke`` goes through ``async_memory`` when one is given.
+    """
+
+    def __init__(
+        self,
+        runnable: Runnable[Any, Any],
+        memory: MemoryService | None,
+        *,
+        async_memory: AsyncMemoryService | None = None,
+        input_messages_key: str | None = None,
+        history_messages_key: str | None = None,
+        output_messages_key: str | None = None,
+    ) -> None:
+        """Wrap ``runnable``; its sessions live in ``memory`` (and ``async_memory``)."""
+        if memory is None and async_memory is None:
+            raise ValueError("give a MemoryService, an AsyncMemoryService, or both")
+        self.runnable = runnable
+        self.memory = memory
+        self.async_memory = async_memory
+        self.input_messages_key = input_messages_key
+        self.history_messages_key = history_messages_key
+        self.output_messages_key = output_messages_key
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """Answer ``input`` with the session's history, then store the turn; raise if it is not."""
+        if self.memory is None:
+            raise RuntimeError("this chain has only an AsyncMemoryService: use ainvoke")
+        session_id = _session_id(config)
+        history = [to_langchain(m) for m in self.memory.context_messages(session_id)]
+        new = self._new_messages(input)
+        output = self.runnable.invoke(self._chain_input(input, history, new), config, **kwargs)
+        turn = _stamped([*new, *self._answer(output)])
+        try:
+            self.memory.add_messages(session_id, turn)
+        except ChatMemoryError as exc:
+            raise ReplyNotStoredError(_reply_of(turn), turn, exc) from exc
+        return output
+
+    async def ainvoke(
+        self,
+        input: Any,
+        config: RunnableConfig | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """As :meth:`invoke`, through ``async_memory`` (or ``invoke`` in a thread without it)."""
+        if self.async_memory is None:
+            return await super().ainvoke(input, config, **kwargs)
+        session_id = _session_id(config)
+        stored = await self.async_memory.context_messages(session_id)
+        history = [to_langchain(m) for m in stored]
+        new = self._new_messages(input)
+        chain_input = self._chain_input(input, history, new)
+        output = await self.runnable.ainvoke(chain_input, config, **kwargs)
+        turn = _stamped([*new, *self._answer(output)])
+        try:
+            await self.async_memory.add_messages(session_id, turn)
+        except ChatMemoryError as exc:
+            raise ReplyNotStoredError(_reply_of(turn), turn, exc) from exc
+        return output
+
+    def _new_messages(self, input: Any) -> list[BaseMessage]:
+        value = input
+        if self.input_messages_key is not None:
+            if not isinstance(input, Mapping) or self.input_messages_key not in input:
+                raise InvalidContentError(
+                    f"the chain's input has no {self.input_messages_key!r} (input_messages_key)"
+                )
+            value = input[self.input_messages_key]
+        return _as_messages(value, HumanMessage, "input")
+
+    def _chain_input(self, input: Any, history: list[BaseMessage], new: list[BaseMessage]) -> Any:
+        if self.history_messages_key is not None:
+            return {**input, self.history_messages_key: history}
+        if self.input_messages_key is not None:
+            return {**input, self.input_messages_key: [*history, *new]}
+        return [*history, *new]
+
+    def _answer(self, output: Any) -> list[BaseMessage]:
+        value = output
+        if self.output_messages_key is not None:
+            value = output[self.output_messages_key]
+        return _as_messages(value, AIMessage, "output")
+
+
+def _session_id(config: RunnableConfig | None) -> str:
+    configurable = (config or {}).get("configurable") or {}
+    session_id = configurable.get("session_id")
+    if session_id is None:
+        raise InvalidContentError(
+            'give the session: config={"configurable": {"session_id": "..."}}'
+        )
+    return str(session_id)
+
+
+def _as_messages(value: Any, kind: type[BaseMessage], what: str) -> list[BaseMessage]:
+    if isinstance(value, str):
+        return [kind(value)]
+    if isinstance(value, BaseMessage):
+        return [value]
+    if isinstance(value, Sequence) and all(isinstance(m, BaseMessage) for m in value):
+        return list(value)
+    raise InvalidContentError(
+        f"the chain's {what} must be text, a message or a list of messages,"
+        f" not {type(value).__name__}"
+    )
+
+
+def _stamped(messages: list[BaseMessage]) -> list[Message]:
+    """Return the messages as stored, each with an id (its own, or a new one) for a safe retry."""
+    stored = [from_langchain(m) for m in messages]
+    return [m if m.id else replace(m, id=uuid.uuid4().hex) for m in stored]
+
+
+def _reply_of(turn: list[Message]) -> str | Message:
+    """Return the answer as a chat turn hands it back: its text, or its message with tool calls."""
+    reply = turn[-1]
+    return reply.content if reply.content is not None and not reply.tool_calls else reply

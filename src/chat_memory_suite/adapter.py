@@ -65,6 +65,7 @@ CAPABILITIES: dict[str, str] = {
     "export": "exporting and importing a session as JSON Lines",
     "compaction": "folding old messages into one summary",
     "agents_session": "chat-memory's OpenAI Agents SDK session over the same memory",
+    "langchain_chain": "chat-memory's LangChain chain wrapper over the same memory",
     "client_settings": "chat-memory's own client settings (text replies, key namespace, ...)",
 }
 """Every capability a scenario can need, and what it means. The last ones are chat-memory's."""

@@ -54,6 +54,7 @@ STEPS = tuple(
         "transfer",
         "compaction",
         "agents",
+        "langchain",
     )
 )
 """The step definitions, one module per domain concept (``steps/`` in the repository)."""

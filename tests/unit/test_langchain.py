@@ -6,6 +6,8 @@ trip LangChain's Redis histories are known to break, sync and async, and the
 history inside RunnableWithMessageHistory.
 """
 
+from typing import Any
+
 import fakeredis
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
@@ -21,8 +23,15 @@ from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.history import RunnableWithMessageHistory
 
-from chat_memory import AsyncMemoryService, InvalidContentError, InvalidRoleError, MemoryService
-from chat_memory.langchain import ChatMemoryHistory
+from chat_memory import (
+    AsyncMemoryService,
+    InvalidContentError,
+    InvalidRoleError,
+    MemoryService,
+    PermissionDeniedError,
+    ReplyNotStoredError,
+)
+from chat_memory.langchain import ChatMemoryHistory, RunnableWithChatMemory
 
 TURN: list[BaseMessage] = [
     SystemMessage("Be brief.", id="s-1"),
@@ -130,3 +139,112 @@ async def test_the_async_methods_without_an_async_service_use_the_sync_one(
     assert await history.aget_messages() == TURN
     await history.aclear()
     assert history.messages == []
+
+
+# A failed write of the turn (issue 25): RunnableWithMessageHistory stores it from a tracer
+# callback, whose errors LangChain logs and drops; RunnableWithChatMemory raises them.
+
+PROMPT = ChatPromptTemplate.from_messages([MessagesPlaceholder("history"), ("human", "{question}")])
+SESSION: RunnableConfig = {"configurable": {"session_id": "ada"}}
+
+
+class _RefusingMemory(MemoryService):
+    """Reads work; every write is refused, as for a Redis user without EVALSHA."""
+
+    def add_messages(self, *args: Any, **kwargs: Any) -> Any:
+        raise PermissionDeniedError("the Redis user may not run 'evalsha'; nothing was written")
+
+
+class _AsyncRefusingMemory(AsyncMemoryService):
+    async def add_messages(self, *args: Any, **kwargs: Any) -> Any:
+        raise PermissionDeniedError("the Redis user may not run 'evalsha'; nothing was written")
+
+
+@pytest.mark.filterwarnings("ignore:RunnableWithMessageHistory is deprecated")
+def test_runnable_with_message_history_drops_a_failed_write_silently(
+    server: fakeredis.FakeServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """What the README warns of: if LangChain starts raising, this fails and the README changes."""
+    memory = _RefusingMemory(fakeredis.FakeRedis(server=server))
+    chain = RunnableWithMessageHistory(
+        PROMPT | FakeListChatModel(responses=["Nice to meet you, Ada."]),
+        lambda session_id: ChatMemoryHistory(memory, session_id),
+        input_messages_key="question",
+        history_messages_key="history",
+    )
+    answer = chain.invoke({"question": "My name is Ada."}, config=SESSION)
+    assert answer.content == "Nice to meet you, Ada."
+    assert memory.get_context("ada") == []
+    assert "PermissionDeniedError" in caplog.text  # logged, not raised
+
+
+def _wrapped(memory: MemoryService, *replies: str) -> RunnableWithChatMemory:
+    return RunnableWithChatMemory(
+        PROMPT | FakeListChatModel(responses=list(replies)),
+        memory,
+        input_messages_key="question",
+        history_messages_key="history",
+    )
+
+
+def test_the_wrapped_chain_remembers_each_turn(server: fakeredis.FakeServer) -> None:
+    memory = MemoryService(fakeredis.FakeRedis(server=server))
+    chain = _wrapped(memory, "Nice to meet you, Ada.", "Your name is Ada.")
+    chain.invoke({"question": "My name is Ada."}, config=SESSION)
+    chain.invoke({"question": "What is my name?"}, config=SESSION)
+    assert memory.get_context("ada") == [
+        {"role": "user", "content": "My name is Ada."},
+        {"role": "assistant", "content": "Nice to meet you, Ada."},
+        {"role": "user", "content": "What is my name?"},
+        {"role": "assistant", "content": "Your name is Ada."},
+    ]
+
+
+def test_a_failed_write_raises_with_the_turn_which_is_then_stored_once(
+    server: fakeredis.FakeServer,
+) -> None:
+    chain = _wrapped(_RefusingMemory(fakeredis.FakeRedis(server=server)), "Nice to meet you, Ada.")
+    with pytest.raises(ReplyNotStoredError, match="nothing was written") as failed:
+        chain.invoke({"question": "My name is Ada."}, config=SESSION)
+    assert failed.value.reply == "Nice to meet you, Ada."
+    assert failed.value.may_have_written is False
+    assert isinstance(failed.value.__cause__, PermissionDeniedError)
+    memory = MemoryService(fakeredis.FakeRedis(server=server))
+    memory.add_messages("ada", failed.value.messages)
+    memory.add_messages("ada", failed.value.messages)
+    assert memory.get_context("ada") == [
+        {"role": "user", "content": "My name is Ada."},
+        {"role": "assistant", "content": "Nice to meet you, Ada."},
+    ]
+
+
+async def test_the_async_chain_raises_a_failed_write_too(server: fakeredis.FakeServer) -> None:
+    memory = _AsyncRefusingMemory(fakeredis.FakeAsyncRedis(server=server))
+    chain = RunnableWithChatMemory(
+        PROMPT | FakeListChatModel(responses=["Hi."]),
+        None,
+        async_memory=memory,
+        input_messages_key="question",
+        history_messages_key="history",
+    )
+    with pytest.raises(ReplyNotStoredError, match="nothing was written"):
+        await chain.ainvoke({"question": "Hello"}, config=SESSION)
+
+
+def test_a_list_of_messages_in_and_an_answer_out_without_keys(server: fakeredis.FakeServer) -> None:
+    memory = MemoryService(fakeredis.FakeRedis(server=server))
+    chain = RunnableWithChatMemory(FakeListChatModel(responses=["One.", "Two."]), memory)
+    chain.invoke([HumanMessage("First?")], config=SESSION)
+    chain.invoke("Second?", config=SESSION)
+    assert [m["content"] for m in memory.get_context("ada")] == [
+        "First?",
+        "One.",
+        "Second?",
+        "Two.",
+    ]
+
+
+def test_a_chain_call_without_a_session_is_refused(server: fakeredis.FakeServer) -> None:
+    chain = _wrapped(MemoryService(fakeredis.FakeRedis(server=server)), "Hi.")
+    with pytest.raises(InvalidContentError, match="session_id"):
+        chain.invoke({"question": "Hello"})

@@ -1,0 +1,57 @@
+Feature: Turns through a LangChain chain
+  Apps built on LangChain keep their turns in the memory. LangChain's own
+  RunnableWithMessageHistory stores a turn from a callback and only logs a
+  write that failed, so the user is forgotten without anyone noticing. The
+  chain chat-memory wraps stores the whole turn in one write, and the app
+  learns at once when it could not.
+
+  Rule: Each turn through the chain is remembered in the next one
+
+    Scenario: The chain gives the model what the user said in the previous turn
+      Given a new session "ada"
+      And the app chats through a LangChain chain
+      And the model will reply "Nice to meet you, Ada."
+      And the user asked the chain "My name is Ada."
+      When the user asks the chain "What is my name?"
+      Then the model was prompted with:
+        | role      | content                |
+        | user      | My name is Ada.        |
+        | assistant | Nice to meet you, Ada. |
+        | user      | What is my name?       |
+
+  Rule: A turn the chain cannot store fails the call, and storing it again remembers it once
+
+    @faults
+    Scenario: A turn whose server goes down while the model answers fails with the turn
+      Given the memory runs on a server of its own
+      And a new session "ada"
+      And the app chats through a LangChain chain
+      And the model will reply "Nice to meet you, Ada."
+      And the server will go down while the model answers
+      When the user asks the chain "My name is Ada."
+      Then the turn may not have been stored, and the error hands back the answer "Nice to meet you, Ada." with the turn
+
+    @faults
+    Scenario: The turn a failed chain handed back is remembered once, though stored twice
+      Given the memory runs on a server of its own
+      And a new session "ada"
+      And the app chats through a LangChain chain
+      And the model will reply "Nice to meet you, Ada."
+      And the server will go down while the model answers
+      And the user asked the chain "My name is Ada."
+      When the server comes back
+      And the turn the error handed back is stored twice
+      Then the context is:
+        | role      | content                |
+        | user      | My name is Ada.        |
+        | assistant | Nice to meet you, Ada. |
+
+    @faults
+    Scenario: A Redis user who may not write gets a refusal with the turn, and nothing is stored
+      Given the memory runs as a Redis user allowed what the README lists except "evalsha"
+      And a new session "ada"
+      And the app chats through a LangChain chain
+      And the model will reply "Nice to meet you, Ada."
+      When the user asks the chain "My name is Ada."
+      Then the turn was not stored, and the error hands back the answer "Nice to meet you, Ada." with the turn
+      And the context is empty
