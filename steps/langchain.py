@@ -120,9 +120,7 @@ def app_chats_through_langchain(langchain_chain: Chain) -> None:
 
 
 @given("the server will go down while the model answers")
-def server_goes_down_while_answering(
-    langchain_chain: Chain, fault_server: ThrowawayServer
-) -> None:
+def server_goes_down_while_answering(langchain_chain: Chain, fault_server: ThrowawayServer) -> None:
     """The server stops after the history was read, before the turn is stored.
 
     Given the server will go down while the model answers
