@@ -10,6 +10,10 @@
 - :func:`no_free_connection`: a ``BlockingConnectionPool`` that waited in vain
   for a connection raises a plain ``ConnectionError("No connection available.")``
   before anything is sent; only its message tells it apart.
+- :func:`redirected_in_vain`: redis-py's cluster clients give up with
+  ``ClusterError("TTL exhausted.")`` only after their retry loop saw nothing
+  but MOVED, ASK or TRYAGAIN (a slot being migrated), none of which ran the
+  command; only its message tells it apart.
 - :func:`internal_failure`: redis-py's asyncio cluster client can fail with a
   bare ``AttributeError``/``TypeError`` from inside its connection code when a
   connection is torn down under concurrent tasks (redis-py issues #3546,
@@ -25,7 +29,14 @@ from typing import Final
 import redis.exceptions
 from redis.client import NEVER_DECODE as _NEVER_DECODE
 
-__all__ = ["NEVER_DECODE", "RAW", "REDIS_EXCEPTIONS", "internal_failure", "no_free_connection"]
+__all__ = [
+    "NEVER_DECODE",
+    "RAW",
+    "REDIS_EXCEPTIONS",
+    "internal_failure",
+    "no_free_connection",
+    "redirected_in_vain",
+]
 
 NEVER_DECODE: Final = _NEVER_DECODE
 RAW: Final = {NEVER_DECODE: True}
@@ -70,3 +81,9 @@ def no_free_connection(exc: Exception) -> bool:
     return isinstance(exc, redis.exceptions.ConnectionError) and str(exc) == (
         "No connection available."
     )
+
+
+def redirected_in_vain(exc: Exception) -> bool:
+    """Whether ``exc`` is a cluster client giving up after redirections alone (nothing ran)."""
+    cluster_error = getattr(redis.exceptions, "ClusterError", ())
+    return isinstance(exc, cluster_error) and str(exc) == "TTL exhausted."

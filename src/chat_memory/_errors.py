@@ -18,6 +18,8 @@ first attempt may have been applied though its answer was lost. So:
   script then writes nothing at all (not even the TTL) that could be refused.
   A read-only replica is the exception: after a failover a retry may reach a
   replica that has not seen the earlier attempt, so it is outcome-unknown;
+- a cluster client that gave up after MOVED, ASK or TRYAGAIN alone (a slot
+  being migrated) is :class:`StorageUnavailableError`: no attempt ran;
 - an unknown scripting command (plain fakeredis, a proxy without scripts) is
   :class:`ScriptingUnavailableError`: nothing ran;
 - anything else from the append script (it may have failed halfway) is
@@ -34,7 +36,7 @@ from typing import Final
 
 import redis.exceptions as rx
 
-from ._compat import no_free_connection
+from ._compat import no_free_connection, redirected_in_vain
 from ._message import Message
 from .exceptions import (
     ChatMemoryError,
@@ -77,6 +79,11 @@ def storage_error(exc: Exception, *, op: Op, messages: Sequence[Message] = ()) -
         return StorageUnavailableError(
             f"the client's connection pool has no free connection ({detail}); nothing was"
             " sent: share a BlockingConnectionPool sized for your tasks (see the README)"
+        )
+    if redirected_in_vain(exc):
+        return StorageUnavailableError(
+            f"the cluster kept redirecting the call or answering TRYAGAIN, as while a slot is"
+            f" migrated between nodes ({detail}); nothing was written: try again shortly"
         )
     if isinstance(exc, rx.AuthenticationError) or _tls_refused(exc):
         return StorageUnavailableError(

@@ -173,3 +173,26 @@ def test_an_exception_never_raised_is_ours_and_one_from_the_redis_package_itself
     except TypeError as exc:
         error = internal_failure(exc)
     assert isinstance(error, redis.ConnectionError)
+
+
+def test_redis_py_cluster_gives_up_with_ttl_exhausted_only_after_redirections() -> None:
+    # "TTL exhausted." is raised after the retry loop, which every other error leaves by
+    # raising: so the loop saw only MOVED, ASK or TRYAGAIN, and no attempt ran the command.
+    import redis.asyncio.cluster
+    import redis.cluster
+
+    for client in (redis.cluster.RedisCluster, redis.asyncio.cluster.RedisCluster):
+        source = inspect.getsource(client)
+        assert 'ClusterError("TTL exhausted.")' in source, client
+        assert "except TryAgainError" in source, client
+
+
+@pytest.mark.parametrize("op", list(Op))
+def test_a_cluster_that_kept_answering_tryagain_wrote_nothing(op: Op) -> None:
+    # A slot being migrated answers TRYAGAIN to a script whose keys are split or missing;
+    # redis-py retries for about 0.4 s, then gives up with "TTL exhausted.".
+    error = storage_error(redis.exceptions.ClusterError("TTL exhausted."), op=op)
+    assert isinstance(error, StorageUnavailableError)
+    assert error.may_have_written is False
+    assert "nothing was written" in str(error)
+    assert "migrat" in str(error)
