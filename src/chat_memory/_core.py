@@ -49,7 +49,12 @@ APPEND_LUA: Final = files("chat_memory").joinpath("append.lua").read_text(encodi
 SESSIONS_LUA: Final = files("chat_memory").joinpath("sessions.lua").read_text(encoding="utf-8")
 DEFAULT_MAX_MESSAGE_BYTES: Final = 1024 * 1024
 MAX_MESSAGE_BYTES: Final = 512 * 1024 * 1024  # Redis's largest string (proto-max-bulk-len)
-DEFAULT_IDEMPOTENCY_WINDOW: Final = 1000
+DEFAULT_IDEMPOTENCY_WINDOW: Final = 20
+"""The fewest message ids a session remembers by default: the default window is this or
+``max_history``, whichever is larger, so that every message still in the history (and
+every message of a call of up to 20) is recognised when retried. Earlier releases
+remembered 1,000 ids whatever the history; pass ``idempotency_window=1000`` to keep that
+(it costs about 180 bytes of Redis memory per id, see the README)."""
 MAX_TTL: Final = timedelta(days=36525)
 """The longest session TTL accepted: 100 years (Redis itself stops near 292 million)."""
 _REDIS_MAX_INT: Final = 2**63 - 1

@@ -42,7 +42,8 @@ class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
     without a write, and with ``ttl=None`` it is made persistent on its next
     write. Every write is one atomic round trip (a Lua script), idempotent per
     message id for the ``idempotency_window`` newest ids of the session
-    (default: 1000, or ``max_history`` if larger).
+    (default: ``max_history``, or 20 if that is larger: every message still in
+    the history; a longer window is an opt-in that costs memory per id).
     """
 
     def add_message(

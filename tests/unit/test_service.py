@@ -61,7 +61,21 @@ def test_the_idempotency_window_cannot_be_shorter_than_the_history(
     with pytest.raises(InvalidInputError, match="idempotency_window"):
         MemoryService(fake_redis, max_history=10, idempotency_window=9)
     assert MemoryService(fake_redis, max_history=5000).idempotency_window == 5000
-    assert MemoryService(fake_redis).idempotency_window == 1000
+    assert MemoryService(fake_redis).idempotency_window == 20
+    assert MemoryService(fake_redis, max_history=1).idempotency_window == 20
+
+
+def test_by_default_every_message_in_the_history_is_remembered_and_no_more(
+    fake_redis: fakeredis.FakeRedis,
+) -> None:
+    # Issue 24: the default window was 1,000 ids whatever the history, ~180 KB a session.
+    memory = MemoryService(fake_redis, max_history=30)
+    for n in range(40):
+        memory.add_message("s", "user", str(n), message_id=f"m-{n}")
+    assert fake_redis.hlen(memory.keys.seen("s")) == 30
+    memory.add_message("s", "user", "10", message_id="m-10")  # in the history: skipped
+    assert fake_redis.llen(memory.keys.history("s")) == 30
+    assert memory.get_context("s")[-1]["content"] == "39"
 
 
 def test_a_session_stored_with_only_an_ids_list_keeps_its_retries_safe(
