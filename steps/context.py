@@ -7,6 +7,9 @@ Usage::
     Then the context is:
       | role      | content |
       | user      | 我叫张三 |
+    Then the context ends with:
+      | role | content |
+      | user | Friday? |
     Then the context of session "bob" is empty
     Then the context is messages 41 to 50 of the exchange
 
@@ -63,6 +66,20 @@ def context_is(memory: MemoryService, session_id: str, datatable: Sequence[Seque
     Then the context is:
     """
     expect_messages(_the_context(session_id), memory.get_context(session_id), messages(datatable))
+
+
+@then("the context ends with:")
+@reads_table(*MESSAGE_COLUMNS)
+def context_ends_with(
+    memory: MemoryService, session_id: str, datatable: Sequence[Sequence[str]]
+) -> None:
+    """The session's newest messages are exactly these, oldest first.
+
+    Then the context ends with:
+    """
+    expected = messages(datatable)
+    newest = memory.get_context(session_id)[-len(expected) :]
+    expect_messages(f"the newest messages of {_the_context(session_id)}", newest, expected)
 
 
 @then(parsers.parse('the context of session "{name}" is:'))

@@ -16,6 +16,8 @@ Usage::
       \"\"\"
     Then the session's keys expire in 1800 seconds
     Then nothing is stored
+    Given the previous version stored message "m-1" saying "Book a table for two."
+    When the previous version sends message "m-2" saying "Friday at eight."
 
 Key names in these steps use the default namespace ``chat``. On a shared real
 server each scenario has a namespace of its own; the steps then read the
@@ -24,15 +26,18 @@ expected key with that namespace in place of ``chat`` (and nothing else).
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Sequence
 
 import pytest
 import redis
-from pytest_bdd import given, parsers, then
+from pytest_bdd import given, parsers, then, when
 
-from chat_memory import DEFAULT_NAMESPACE, MemoryService, WrongKeyTypeError
+from chat_memory import DEFAULT_NAMESPACE, MemoryService, Message, WrongKeyTypeError
 from chat_memory_suite.adapter import requires
 from chat_memory_suite.backends import RedisClient, scenario_keys
+from chat_memory_suite.previous import previous_append
 from chat_memory_suite.tables import reads_table, rows
 
 from .conversation import Attempt
@@ -60,6 +65,41 @@ def another_service_stored(
     Given another service stored this entry for the session:
     """
     redis_client.rpush(memory.keys.history(session_id), docstring.encode("utf-8"))
+
+
+@given(parsers.parse('the previous version stored message "{message_id}" saying "{text}"'))
+@when(parsers.parse('the previous version sends message "{message_id}" saying "{text}"'))
+def previous_version_stores(
+    redis_client: RedisClient,
+    memory: MemoryService,
+    session_id: str,
+    sent: list[Message],
+    message_id: str,
+    text: str,
+) -> None:
+    """A server still running the previous version stores the user's message (a rolling upgrade).
+
+    That version remembered 1,000 ids in a list beside the hash of fingerprints;
+    the entry is the same. A message it sends again is the same message, time included.
+
+    Given the previous version stored message "m-1" saying "Book a table for two."
+    When the previous version sends message "m-2" saying "Friday at eight."
+    """
+    earlier = [m for m in sent if m.id == message_id]
+    message = (
+        earlier[0] if earlier else Message("user", text, id=message_id, created_at=time.time())
+    )
+    if not earlier:
+        sent.append(message)
+    previous_append(
+        redis_client,
+        memory.keys,
+        session_id,
+        [message],
+        max_history=memory.max_history,
+        ttl_ms=memory.core.ttl_ms,
+        now=time.time(),
+    )
 
 
 @given(parsers.parse('another service stored the text "{text}" under the session\'s history key'))
@@ -253,12 +293,33 @@ def remembers_exactly_ids(
 ) -> None:
     """The session's remembered ids are exactly these, oldest first, each with a fingerprint.
 
+    With the default retry window they are the ids of the messages in the history; with a
+    longer one, the session's list of ids.
+
     Then the session remembers exactly the ids "m-2" and "m-3"
     """
     expected = ids.strip('"').replace('" and "', '", "').split('", "')
-    _, ids_key, seen_key, _ = memory.keys.all(session_id)
-    assert [_text(i) for i in redis_client.lrange(ids_key, 0, -1)] == expected
+    history, ids_key, seen_key, _ = memory.keys.all(session_id)
+    if memory.core.keeps_id_list:  # a retry window longer than the history: listed in order
+        listed = [_text(i) for i in redis_client.lrange(ids_key, 0, -1)]
+    else:  # the history is the window: the ids are its entries'
+        listed = [json.loads(entry)["id"] for entry in redis_client.lrange(history, 0, -1)]
+    assert listed == expected
     assert sorted(_text(i) for i in redis_client.hkeys(seen_key)) == sorted(expected)
+
+
+@then("the session remembers the ids of exactly the messages it holds, and keeps no list of ids")
+def remembers_ids_of_its_messages(
+    redis_client: RedisClient, memory: MemoryService, session_id: str
+) -> None:
+    """The session's hash of ids holds the id of each stored entry, and no other; no ids list.
+
+    Then the session remembers the ids of exactly the messages it holds, and keeps no list of ids
+    """
+    history, ids_key, seen_key, _ = memory.keys.all(session_id)
+    held = sorted(json.loads(entry)["id"] for entry in redis_client.lrange(history, 0, -1))
+    assert sorted(_text(i) for i in redis_client.hkeys(seen_key)) == held
+    assert not redis_client.exists(ids_key), "the session keeps a list of ids"
 
 
 @then(parsers.parse("the session's keys expire in {seconds:d} seconds"))

@@ -10,21 +10,21 @@ Feature: An answer that cannot be stored
     Scenario: The caller gets the answer and learns that nothing was stored
       Given a new session "ada"
       And the model will reply "Nice to meet you, Ada."
-      And another service stored a string under the session's ids key
+      And another service stored a string under the session's seen key
       When the user asks "My name is Ada."
       Then the turn was not stored, and the error hands back the answer "Nice to meet you, Ada." with the turn
 
     Scenario: A tool call the model answered with comes back as it would have been stored
       Given a new session "ada"
       And the model will call the tool "weather" with the arguments {"city": "Paris"}
-      And another service stored a string under the session's ids key
+      And another service stored a string under the session's seen key
       When the user asks "Weather in Paris?"
       Then the turn was not stored, and the error hands back the tool call "weather" with the turn
 
     Scenario: Storing the handed-back turn twice remembers it once
       Given a new session "ada"
       And the model will reply "Nice to meet you, Ada."
-      And another service stored a string under the session's ids key
+      And another service stored a string under the session's seen key
       And the user asked "My name is Ada."
       And the other service's value was deleted
       When the turn the error handed back is stored twice

@@ -75,10 +75,8 @@ Feature: Least privilege
         | evalsha     |
         | script\|load |
         | type        |
-        | hget        |
-        | hlen        |
+        | hmget       |
         | llen        |
-        | lpos        |
         | rpush       |
         | hset        |
         | ltrim       |

@@ -99,10 +99,16 @@ Feature: Corrupt entries
         | which   | kind   |
         | history | string |
         | history | hash   |
-        | ids     | hash   |
-        | ids     | string |
         | seen    | list   |
         | seen    | string |
+        | meta    | string |
+        | meta    | list   |
+
+    Scenario: With a retry window longer than the history, a list of ids of another kind is named
+      Given message ids are remembered for the newest 50 messages
+      And another service stored a hash under the session's ids key
+      When the user tries to say "hello"
+      Then the refusal names the session's ids key as holding a hash
 
     Scenario Outline: Loading fails, naming the key, when the session's history key holds a <kind>
       Given another service stored a <kind> under the session's history key

@@ -102,9 +102,16 @@ Feature: Storage contract
         b9ae644914aa7f4105169c454b396dd5 1796205600.0
         """
 
-    Scenario: The ids of the newest messages are remembered, oldest first
+    Scenario: The ids of the messages in the history are remembered, and no list of them is kept
+      Given the history limit is 20 messages
+      And a new session "alice"
+      And the user sent message "m-1" saying "one"
+      When the user and the assistant exchange 20 messages
+      Then the session remembers the ids of exactly the messages it holds, and keeps no list of ids
+
+    Scenario: With a retry window longer than the history, the ids of the newest messages are listed, oldest first
       Given message ids are remembered for the newest 2 messages
-      And the history limit is 2 messages
+      And the history limit is 1 message
       And a new session "alice"
       And the user sent message "m-1" saying "one"
       And the user sent message "m-2" saying "two"

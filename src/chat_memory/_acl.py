@@ -24,10 +24,10 @@ ACL_COMMANDS: Final = (
     "del",
     "type",
     # run inside the append script
-    "hget",
+    "hmget",
     "hlen",
     "llen",
-    "lpos",
+    "zscore",
     "rpush",
     "hset",
     "ltrim",
@@ -36,7 +36,7 @@ ACL_COMMANDS: Final = (
     "persist",
     # run inside the scripts of users' sessions and metadata
     "hsetnx",
-    "hmget",
+    "hget",
     "exists",
     "zadd",
     "zrem",

@@ -59,6 +59,9 @@ MAX_TTL: Final = timedelta(days=36525)
 """The longest session TTL accepted: 100 years (Redis itself stops near 292 million)."""
 _REDIS_MAX_INT: Final = 2**63 - 1
 
+_ROLES_ARG: Final = 5
+"""Where the append script's arguments name its keys (``ARGV[6]``)."""
+
 MessageInput: TypeAlias = Message | Mapping[str, Any]
 """A message to store: a :class:`Message` or a chat-completions dict."""
 
@@ -95,6 +98,23 @@ class AppendCall:
     keys: tuple[str, ...]
     args: list[bytes]
     encoded: list[Encoded]
+    roles: str = ""
+    """One letter a key, as the script takes them in ``ARGV[6]`` (see append.lua)."""
+
+    def declaring(self, present: Iterable[str]) -> AppendCall:
+        """Return this call declaring only the history and the keys in ``present``.
+
+        In a cluster slot being migrated, Redis refuses (TRYAGAIN) a script that
+        declares a key missing on the node beside ones it has; the script
+        creates the history, and keeps up only the other keys it is given.
+        """
+        kept = set(present)
+        pairs = [
+            (k, r) for k, r in zip(self.keys, self.roles, strict=True) if r == "h" or k in kept
+        ]
+        roles = "".join(r for _, r in pairs)
+        args = [*self.args[:_ROLES_ARG], roles.encode(), *self.args[_ROLES_ARG + 1 :]]
+        return AppendCall(tuple(k for k, _ in pairs), args, self.encoded, roles)
 
     @property
     def messages(self) -> list[Message]:
@@ -133,7 +153,7 @@ class MemoryCore:
         self._fixed_args = [
             str(self.max_history).encode(),
             str(self.ttl_ms or 0).encode(),
-            str(self.idempotency_window).encode(),
+            self.window_arg,
         ]
 
     def for_user(self, user_id: str) -> MemoryCore:
@@ -141,6 +161,32 @@ class MemoryCore:
         core = copy.copy(self)
         core.keys = self.keys.for_user(user_id)
         return core
+
+    @property
+    def keeps_id_list(self) -> bool:
+        """Whether sessions keep a list of remembered ids: a window longer than the history.
+
+        With the default window (the history itself), the ids to forget are those of the
+        entries the history limit drops, and no list is kept.
+        """
+        return self.idempotency_window > self.max_history
+
+    @property
+    def window_arg(self) -> bytes:
+        """The retry window as the scripts take it: ``0`` for the history itself."""
+        return str(self.idempotency_window if self.keeps_id_list else 0).encode()
+
+    def append_keys(self, session_id: str) -> tuple[tuple[str, ...], str]:
+        """Return the keys an append declares, and their letters (see append.lua)."""
+        history, ids, seen, meta = self.keys.all(session_id)
+        keys, roles = [history, seen], "hs"
+        if self.keeps_id_list:
+            keys, roles = [*keys, ids], roles + "i"
+        index = self.keys.index()
+        keys, roles = [*keys, meta], roles + "m"
+        if index is not None:
+            keys, roles = [*keys, index], roles + "x"
+        return tuple(keys), roles
 
     def session_keys(self, session_id: str) -> tuple[str, ...]:
         """Every key a write to the session touches: its own, and its user's index if any."""
@@ -164,7 +210,7 @@ class MemoryCore:
 
     def plan_append(self, session_id: str, messages: Iterable[MessageInput]) -> AppendCall:
         """Check and encode ``messages`` for one append; raise before anything is sent."""
-        keys = self.session_keys(session_id)
+        keys, roles = self.append_keys(session_id)
         member = encode_session_id(session_id).encode()
         now = self.clock()
         stamped = [_stamp(message_from_chat(m), now) for m in messages]
@@ -178,14 +224,14 @@ class MemoryCore:
                 f" messages, not {len(stamped)}: a retry could not recognise them all"
             )
         encoded = [encode_for_storage(m) for m in stamped]
-        args = [*self._fixed_args, str(round(now * 1000)).encode(), member]
+        args = [*self._fixed_args, str(round(now * 1000)).encode(), member, roles.encode()]
         for item in encoded:
             if len(item.entry) > self.max_message_bytes:
                 raise MessageTooLargeError(
                     item.message.role, len(item.entry), self.max_message_bytes
                 )
             args += [str(item.message.id).encode("utf-8"), item.fingerprint, item.entry]
-        return AppendCall(keys, args, encoded)
+        return AppendCall(keys, args, encoded, roles)
 
     def finish_append(self, call: AppendCall, reply: Sequence[Any]) -> AppendResult:
         """Read the script's reply: what was appended, and the stored version of the rest."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Final, TypeAlias, TypeVar
 
 from ._codec import DecodeError, decode, encode_for_storage
-from ._compat import REDIS_EXCEPTIONS, internal_failure
+from ._compat import REDIS_EXCEPTIONS, internal_failure, redirected_in_vain
 from ._core import AppendResult, MemoryCore, MessageInput, seconds_left
 from ._errors import Op, script_error, storage_error, wrong_type_key
 from ._keys import decode_session_id, encode_session_id
@@ -113,7 +113,22 @@ def add_messages(
     try:
         reply = yield RunScript(call.keys, call.args)
     except REDIS_EXCEPTIONS as exc:
-        raise script_error(exc, keys=call.keys, messages=call.messages) from exc
+        if not redirected_in_vain(exc):
+            raise script_error(exc, keys=call.keys, messages=call.messages) from exc
+        # The session's slot is being migrated and a key it declares is missing on a
+        # node: nothing ran. Declare only the keys the session has, once.
+        present = []
+        for key in call.keys[1:]:
+            try:
+                if (yield Command(("EXISTS", key))):
+                    present.append(key)
+            except REDIS_EXCEPTIONS as failed:
+                raise storage_error(failed, op=Op.READ) from failed
+        call = call.declaring(present)
+        try:
+            reply = yield RunScript(call.keys, call.args)
+        except REDIS_EXCEPTIONS as again:
+            raise script_error(again, keys=call.keys, messages=call.messages) from again
     return core.finish_append(call, reply)
 
 
@@ -266,7 +281,7 @@ def compact(
             b"compact",
             b"",
             str(core.ttl_ms or 0).encode(),
-            str(core.idempotency_window).encode(),
+            core.window_arg,
             str(len(entries)).encode(),
             entries[0],
             entries[-1],

@@ -14,7 +14,8 @@
 -- clear   KEYS[1..4] the session's keys, KEYS[5] the index if any; ARGV[2] member
 --         Deletes the session's keys and its index entry; returns keys deleted.
 -- export  KEYS[1..4] the session's keys: returns {entries, metadata doc}, one snapshot.
--- compact KEYS[1..4] the session's keys; ARGV[3] TTL, ARGV[4] ids to remember,
+-- compact KEYS[1..4] the session's keys; ARGV[3] TTL, ARGV[4] ids to remember ('0': the
+--         ids of the messages in the history, without a list of ids),
 --         ARGV[5] the history's length when read, ARGV[6] its first entry, ARGV[7] its
 --         last, ARGV[8] how many entries to fold, ARGV[9..11] the summary's id,
 --         fingerprint and entry. Replaces the first entries with the summary only if
@@ -201,14 +202,31 @@ if op == 'compact' then
     or redis.call('LINDEX', KEYS[1], -1) ~= ARGV[7] then
     return 0
   end
+  local folded = redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[8]) - 1)
   redis.call('LTRIM', KEYS[1], tonumber(ARGV[8]), -1)
   redis.call('LPUSH', KEYS[1], ARGV[11])
-  redis.call('RPUSH', KEYS[2], ARGV[9])
   redis.call('HSET', KEYS[3], ARGV[9], ARGV[10])
-  local excess = redis.call('LLEN', KEYS[2]) - tonumber(ARGV[4])
-  if excess > 0 then
-    redis.call('HDEL', KEYS[3], unpack(redis.call('LRANGE', KEYS[2], 0, excess - 1)))
-    redis.call('LTRIM', KEYS[2], excess, -1)
+  if ARGV[4] == '0' then
+    -- The retry window is the history: the folded messages' ids are forgotten.
+    local gone = {}
+    for _, entry in ipairs(folded) do
+      local id = string.match(entry, '^{"v":1,"id":"([^"\\]*)"')
+      if not id then
+        local ok, decoded = pcall(cjson.decode, entry)
+        if ok and type(decoded) == 'table' and type(decoded.id) == 'string' then id = decoded.id end
+      end
+      if id then gone[#gone + 1] = id end
+    end
+    for first = 1, #gone, 1000 do
+      redis.call('HDEL', KEYS[3], unpack(gone, first, math.min(first + 999, #gone)))
+    end
+  else
+    redis.call('RPUSH', KEYS[2], ARGV[9])
+    local excess = redis.call('LLEN', KEYS[2]) - tonumber(ARGV[4])
+    if excess > 0 then
+      redis.call('HDEL', KEYS[3], unpack(redis.call('LRANGE', KEYS[2], 0, excess - 1)))
+      redis.call('LTRIM', KEYS[2], excess, -1)
+    end
   end
   expire(ARGV[3], nil)
   return 1

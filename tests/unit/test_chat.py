@@ -153,7 +153,7 @@ def test_an_unstored_tool_call_answer_is_handed_back_as_the_turn_stores_it() -> 
     memory = MemoryService(client)
     call = Message("assistant", None, tool_calls=(ToolCall("c1", "get_weather", "{}"),))
     chat = ChatService(memory, FakeLLM([call]))
-    client.set(memory.keys.ids("s"), b"not a list")  # the store fails after the model answered
+    client.set(memory.keys.seen("s"), b"not a hash")  # the store fails after the model answered
     with pytest.raises(ReplyNotStoredError) as raised:
         chat.respond("s", "Weather?")
     error = raised.value

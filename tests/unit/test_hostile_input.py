@@ -167,14 +167,12 @@ def test_users_never_share_keys_and_forgetting_one_leaves_the_other_whole(
         for user in (first, second)
     }
     for own in keys.values():
-        assert len(own) == 5  # history, ids, seen, meta and the index
+        assert len(own) == 4  # history, seen, meta and the index
         assert len({key_slot(k) for k in own}) == 1  # one script can change them all
     assert not set(keys[first]) & set(keys[second])
     removed = memory.forget_user(first)
-    assert (removed.sessions, removed.keys_deleted) == (
-        [session],
-        5,
-    )  # 4 keys of the session, and the index
+    # the session's 3 keys, and the index
+    assert (removed.sessions, removed.keys_deleted) == ([session], 4)
     assert memory.for_user(first).list_sessions() == []
     assert [s.session_id for s in memory.for_user(second).list_sessions()] == [session]
     context = memory.for_user(second).get_context(session)

@@ -49,7 +49,7 @@ def test_the_readme_users_example_runs_as_written(capsys: pytest.CaptureFixture[
     exec(example, {"memory": memory})
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].startswith("paris Paris trip 1 ")
-    assert printed[1] == "['paris'] 5"  # the session's 4 keys, and the user's index
+    assert printed[1] == "['paris'] 4"  # the session's history, seen and meta, and the index
     assert memory.get_context("paris-copy") == [{"role": "user", "content": "Plan my Paris trip"}]
 
 

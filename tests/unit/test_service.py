@@ -139,7 +139,7 @@ def test_the_ttl_slides_with_every_write_and_expires_the_whole_session(
     fake_redis.pexpire(memory.keys.history("s"), 1000)
     memory.add_message("s", "user", "again")
     assert memory.ttl("s") == pytest.approx(1800, abs=1)
-    assert fake_redis.pttl(memory.keys.ids("s")) > 1_799_000
+    assert fake_redis.pttl(memory.keys.seen("s")) > 1_799_000
 
 
 def test_without_a_ttl_nothing_expires(fake_redis: fakeredis.FakeRedis) -> None:
@@ -177,10 +177,10 @@ def test_a_wrong_type_key_is_refused_without_a_partial_write(
     fake_redis: fakeredis.FakeRedis,
 ) -> None:
     memory = MemoryService(fake_redis)
-    fake_redis.set(memory.keys.ids("s"), "not a list")
+    fake_redis.set(memory.keys.seen("s"), "not a hash")
     with pytest.raises(StorageUnavailableError, match="holds a string"):
         memory.add_message("s", "user", "hi")
-    assert fake_redis.exists(memory.keys.history("s"), memory.keys.seen("s")) == 0
+    assert fake_redis.exists(memory.keys.history("s")) == 0
 
 
 @pytest.mark.parametrize(
