@@ -7,6 +7,7 @@ Usage::
     Then the context keeps the newest messages of every writer, each writer's in order
     When 8 writers each send 500 messages to a session of their own at once
     Then every writer's session holds its 500 messages in order
+    Given the session's slot is being migrated to another node
 
 Each writer has its own client (a worker of its own) and sends "w<writer>:<n>".
 """
@@ -29,7 +30,7 @@ from chat_memory import AsyncMemoryService, MemoryService, Message, WriteOutcome
 from chat_memory_suite.adapter import requires
 from chat_memory_suite.apis import Services
 from chat_memory_suite.backends import ClientRecipe, RedisClient
-from chat_memory_suite.servers import move_slot, throwaway_cluster
+from chat_memory_suite.servers import move_slot, start_migrating, throwaway_cluster
 
 from .sessions import MemorySettings
 
@@ -316,6 +317,31 @@ def memory_on_own_cluster(own_cluster: str) -> ClientRecipe:
     Given the memory runs on a cluster of its own
     """
     return ClientRecipe("cluster", own_cluster)
+
+
+@given(
+    parsers.re(
+        r"the session's slot is being migrated to another node"
+        r"(?P<moved>, with (?:its keys|only its history) moved there)?"
+    )
+)
+@requires("client_settings")
+def slot_being_migrated(
+    redis_client: RedisClient, memory: MemoryService, session_id: str, moved: str | None
+) -> None:
+    """The session's hash slot is half-way to another node (importing there, migrating here).
+
+    It stays so for the rest of the scenario, as during a long resharding.
+
+    Given the session's slot is being migrated to another node
+    Given the session's slot is being migrated to another node, with its keys moved there
+    Given the session's slot is being migrated to another node, with only its history moved there
+    """
+    assert isinstance(redis_client, redis.RedisCluster), "this step needs a Redis Cluster"
+    history = memory.keys.history(session_id)
+    keys = [key for key in memory.keys.all(session_id) if redis_client.exists(key)]
+    to_move = [] if not moved else [history] if "only its history" in moved else keys
+    start_migrating(redis_client, history, moved=to_move)
 
 
 @when(

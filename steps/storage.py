@@ -18,6 +18,7 @@ Usage::
     Then nothing is stored
     Given the previous version stored message "m-1" saying "Book a table for two."
     When the previous version sends message "m-2" saying "Friday at eight."
+    Given version 0.1 stored message "m-1" saying "Book a table for two."
 
 Key names in these steps use the default namespace ``chat``. On a shared real
 server each scenario has a namespace of its own; the steps then read the
@@ -35,6 +36,7 @@ import redis
 from pytest_bdd import given, parsers, then, when
 
 from chat_memory import DEFAULT_NAMESPACE, MemoryService, Message, WrongKeyTypeError
+from chat_memory._codec import encode_for_storage
 from chat_memory_suite.adapter import requires
 from chat_memory_suite.backends import RedisClient, scenario_keys
 from chat_memory_suite.previous import previous_append
@@ -56,6 +58,11 @@ def _text(value: bytes | str) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else value
 
 
+def _remembered(redis_client: RedisClient, seen_key: str) -> list[str]:
+    """The message ids in the session's hash (its field '' says it holds every entry's)."""
+    return [field for field in map(_text, redis_client.hkeys(seen_key)) if field]
+
+
 @given("another service stored this entry for the session:")
 def another_service_stored(
     redis_client: RedisClient, memory: MemoryService, session_id: str, docstring: str
@@ -65,6 +72,26 @@ def another_service_stored(
     Given another service stored this entry for the session:
     """
     redis_client.rpush(memory.keys.history(session_id), docstring.encode("utf-8"))
+
+
+@given(parsers.parse('version 0.1 stored message "{message_id}" saying "{text}"'))
+def version_0_1_stored(
+    redis_client: RedisClient,
+    memory: MemoryService,
+    session_id: str,
+    sent: list[Message],
+    message_id: str,
+    text: str,
+) -> None:
+    """A session as chat-memory 0.1 left it: the entry, and its id in a list (no hash of ids).
+
+    Given version 0.1 stored message "m-1" saying "Book a table for two."
+    """
+    message = Message("user", text, id=message_id, created_at=time.time())
+    history, ids, _, _ = memory.keys.all(session_id)
+    redis_client.rpush(history, encode_for_storage(message).entry)
+    redis_client.rpush(ids, message_id.encode("utf-8"))
+    sent.append(message)
 
 
 @given(parsers.parse('the previous version stored message "{message_id}" saying "{text}"'))
@@ -305,7 +332,7 @@ def remembers_exactly_ids(
     else:  # the history is the window: the ids are its entries'
         listed = [json.loads(entry)["id"] for entry in redis_client.lrange(history, 0, -1)]
     assert listed == expected
-    assert sorted(_text(i) for i in redis_client.hkeys(seen_key)) == sorted(expected)
+    assert sorted(_remembered(redis_client, seen_key)) == sorted(expected)
 
 
 @then("the session remembers the ids of exactly the messages it holds, and keeps no list of ids")
@@ -318,7 +345,7 @@ def remembers_ids_of_its_messages(
     """
     history, ids_key, seen_key, _ = memory.keys.all(session_id)
     held = sorted(json.loads(entry)["id"] for entry in redis_client.lrange(history, 0, -1))
-    assert sorted(_text(i) for i in redis_client.hkeys(seen_key)) == held
+    assert sorted(_remembered(redis_client, seen_key)) == held
     assert not redis_client.exists(ids_key), "the session keeps a list of ids"
 
 

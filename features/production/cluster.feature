@@ -26,3 +26,51 @@ Feature: Sessions on a Redis Cluster
       And a new session "busy"
       When 8 writers each send 200 messages to the session while its hash slot moves to another node
       Then the context keeps the newest messages of every writer, each writer's in order
+
+  Rule: A session stays writable and readable while its slot is being migrated
+
+    @faults
+    Scenario: A session whose slot is being migrated, its keys not moved yet, keeps taking messages
+      Given the memory runs on a cluster of its own
+      And a new session "busy"
+      And the user said "one"
+      And the session's slot is being migrated to another node
+      When the user says "two"
+      Then the context is:
+        | role | content |
+        | user | one     |
+        | user | two     |
+
+    @faults
+    Scenario: A session whose keys reached the new node, its slot still migrating, keeps taking messages
+      Given the memory runs on a cluster of its own
+      And a new session "busy"
+      And the user said "one"
+      And the session's slot is being migrated to another node, with its keys moved there
+      When the user says "two"
+      Then the context is:
+        | role | content |
+        | user | one     |
+        | user | two     |
+
+    @faults
+    Scenario: A new session whose slot is being migrated takes its first message
+      Given the memory runs on a cluster of its own
+      And a new session "fresh"
+      And the session's slot is being migrated to another node
+      When the user says "hello"
+      Then the context is:
+        | role | content |
+        | user | hello   |
+
+    @faults
+    Scenario: A session split between two nodes mid-migration is refused in time, and nothing is written
+      Given the memory runs on a cluster of its own
+      And a new session "busy"
+      And the user said "one"
+      And the session's slot is being migrated to another node, with only its history moved there
+      When the user tries to say "two"
+      Then the message is refused by the server with the reason "nothing was written"
+      And the context is:
+        | role | content |
+        | user | one     |

@@ -74,12 +74,10 @@ Feature: Least privilege
         | command     |
         | evalsha     |
         | script\|load |
-        | type        |
         | hmget       |
-        | llen        |
         | rpush       |
+        | lpop        |
         | hset        |
-        | ltrim       |
         | hdel        |
         | pexpire     |
 

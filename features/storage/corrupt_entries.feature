@@ -101,8 +101,6 @@ Feature: Corrupt entries
         | history | hash   |
         | seen    | list   |
         | seen    | string |
-        | meta    | string |
-        | meta    | list   |
 
     Scenario: With a retry window longer than the history, a list of ids of another kind is named
       Given message ids are remembered for the newest 50 messages

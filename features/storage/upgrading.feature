@@ -26,6 +26,16 @@ Feature: Upgrading without losing or repeating a message
         | role | content               |
         | user | Book a table for two. |
 
+    Scenario: A message 0.1 stored, with its id in a list only, is not stored again when retried
+      Given a new session "alice"
+      And version 0.1 stored message "m-1" saying "Book a table for two."
+      And the user sent message "m-2" saying "Friday at eight, please."
+      When messages "m-1" and "m-2" are sent again
+      Then the context is:
+        | role | content                  |
+        | user | Book a table for two.    |
+        | user | Friday at eight, please. |
+
   Rule: While both versions write one session, nothing is lost and nothing is stored twice
 
     Scenario: Each version's retry of the other's message stores nothing again

@@ -25,10 +25,10 @@ ACL_COMMANDS: Final = (
     "type",
     # run inside the append script
     "hmget",
-    "hlen",
     "llen",
     "zscore",
     "rpush",
+    "lpop",
     "hset",
     "ltrim",
     "hdel",

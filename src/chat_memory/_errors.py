@@ -51,7 +51,9 @@ from .exceptions import (
 
 __all__ = ["Op", "script_error", "storage_error", "wrong_type_key"]
 
-_SCRIPT_REFUSAL: Final = re.compile(r"CHATMEM_(?P<code>[A-Z]+) (?P<arg>\S+)(?: (?P<more>\S+))?")
+_SCRIPT_REFUSAL: Final = re.compile(
+    r"CHATMEM_(?P<code>[A-Z]+)(?: (?P<arg>\S+))?(?: (?P<more>\S+))?"
+)
 _COMMAND: Final = re.compile(r"run the '(?P<command>[^']+)' command")
 # An unknown (or, at a proxy, unsupported) scripting command: Redis and fakeredis quote it
 # with ' or `, in any case. Nothing ran.
@@ -137,6 +139,11 @@ def script_error(
         return WrongKeyTypeError(keys[int(arg) - 1], found["more"] or "value of another type")
     if code == "CONFLICT":
         return MessageIdConflictError(str(messages[int(arg) - 1].id))
+    if code == "MOVING":
+        return StorageUnavailableError(
+            "the session's cluster slot is being migrated and its keys are split between two"
+            " nodes; nothing was written: try again shortly"
+        )
     return PermissionDeniedError(
         f"the Redis user may not run '{arg}' on this session's keys (see the README's"
         " ACL SETUSER line); nothing was written"

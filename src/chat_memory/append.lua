@@ -1,27 +1,33 @@
 -- Append messages to one session, atomically, at most once per message id.
 --
--- KEYS     the session's keys this call declares, named by ARGV[6], one letter a key:
+-- KEYS     the session's keys this call declares, named by ARGV[6], a letter a key:
 --          h  the history list (always first)      s  its hash: message id -> fingerprint
---          i  its list of remembered ids, oldest first (only with a retry window longer
---             than the history)                     m  its metadata hash
+--          i  its list of remembered ids, oldest first (a retry window longer than the
+--             history only)                         m  its metadata hash
 --          x  the user's index of sessions
---          A key the session does not have yet may be left out (a cluster slot being
---          migrated refuses a script that declares a missing key with others): the
---          history is created, the rest is then not kept up by this call.
+--          In a cluster slot being migrated, Redis refuses a script that declares a
+--          missing key beside others; the caller then declares only the keys that exist.
+--          Without the hash, only a session with no history yet is written.
 -- ARGV[1]  max_history                       ARGV[2]  TTL in milliseconds, '0' for none
--- ARGV[3]  how many ids to remember, '0': the ids of the messages in the history
+-- ARGV[3]  how many ids to remember; '0': those of the messages in the history
 -- ARGV[4]  now, in milliseconds since the epoch
 -- ARGV[5]  the session's member in the index ARGV[6]  the letters of KEYS
 -- ARGV[7..] triples: id, fingerprint ("<digest> <created_at>"), entry
 --
--- Every check comes before the first write, so an error reply means nothing was
+-- The hash's field '' (no message id is empty) says that it holds the id of every
+-- entry of the history (and of the ids list, which is then as long as the hash less
+-- that field). A session written otherwise (by 0.1, whose ids are in the list only,
+-- or before the hash could be declared) lacks it: its entries are read once, their
+-- ids added to the hash (fingerprint '': unknown), and the field set.
+--
+-- Every refusal comes before the first write, so an error reply means nothing was
 -- written: CHATMEM_WRONGTYPE <key number> <type>, CHATMEM_NOPERM <command>,
--- CHATMEM_CONFLICT <message number> (an id already stored with another digest).
--- Each key is first read (which refuses a key of another type); on Redis 7 the
--- user's permission for every write after the first is asked in advance, and the
--- first write itself is refused whole.
+-- CHATMEM_CONFLICT <message number> (an id already stored with another digest),
+-- CHATMEM_MOVING (a session with history whose hash could not be declared). A key
+-- of another type is refused by the read each key gets first, or by the first write;
+-- on Redis 7 each write's permission is asked in advance.
 -- Returns one element per message: 1 if appended, else the stored fingerprint of
--- its id ('' for an id found only in the history or the ids list).
+-- its id ('' when only the id is known).
 
 local roles = ARGV[6]
 local key, number = {}, {}
@@ -30,7 +36,7 @@ for n = 1, #roles do
   key[role], number[role] = KEYS[n], n
 end
 local H, S, I, M, X = key.h, key.s, key.i, key.m, key.x
-local ttl, window = ARGV[2], tonumber(ARGV[3])
+local ttl = ARGV[2]
 
 -- A refusal of a read or of the first write: nothing was written.
 local function refused(reply, role, command)
@@ -54,10 +60,11 @@ end
 -- The id of a stored entry: a cheap match for this library's own format, else JSON.
 local function id_of(entry)
   local id = string.match(entry, '^{"v":1,"id":"([^"\\]*)"')
-  if id then return id end
-  local ok, decoded = pcall(cjson.decode, entry)
-  if ok and type(decoded) == 'table' and type(decoded.id) == 'string' then return decoded.id end
-  return nil
+  if not id then
+    local ok, decoded = pcall(cjson.decode, entry)
+    if ok and type(decoded) == 'table' and type(decoded.id) == 'string' then id = decoded.id end
+  end
+  if id ~= '' then return id end
 end
 
 -- Commands take their values in chunks, within the Lua stack's limit for unpack.
@@ -70,103 +77,101 @@ end
 local ids = {}
 for i = 7, #ARGV, 3 do ids[#ids + 1] = ARGV[i] end
 
-local length, err = read('h', 'LLEN', H)
-if err then return err end
-local stored = {}
+local stored, complete, refusal = {}, true, nil
 if S then
-  stored, err = read('s', 'HMGET', S, unpack(ids))
-  if err then return err end
+  local found
+  found, refusal = read('s', 'HMGET', S, '', unpack(ids))
+  if refusal then return refusal end
+  complete = found[1] ~= false
+  for n = 1, #ids do stored[n] = found[n + 1] end
+else
+  local length
+  length, refusal = read('h', 'LLEN', H)
+  if refusal then return refusal end
+  if length > 0 then return redis.error_reply('CHATMEM_MOVING') end
 end
 local remembered = 0
 if I then
-  remembered, err = read('i', 'LLEN', I)
-  if err then return err end
-end
-if M then
-  local kind, refusal = read('m', 'TYPE', M)
+  remembered, refusal = read('i', 'LLEN', I)
   if refusal then return refusal end
-  local found = kind['ok']
-  if found ~= 'none' and found ~= 'hash' then
-    return redis.error_reply('CHATMEM_WRONGTYPE ' .. number.m .. ' ' .. found)
-  end
+  -- The list and the hash are kept in step; a writer of 0.1 adds to the list only.
+  if complete and S then complete = redis.call('HLEN', S) == remembered + 1 end
 end
 if X then
-  local _, refusal = read('x', 'ZSCORE', X, ARGV[5])
+  local kind
+  kind, refusal = read('m', 'TYPE', M)
+  if refusal then return refusal end
+  if kind['ok'] ~= 'none' and kind['ok'] ~= 'hash' then
+    return redis.error_reply('CHATMEM_WRONGTYPE ' .. number.m .. ' ' .. kind['ok'])
+  end
+  local _
+  _, refusal = read('x', 'ZSCORE', X, ARGV[5])
   if refusal then return refusal end
 end
 
--- An id the hash does not hold may still be stored: written by 0.1 (ids list
--- only), by a write that could not declare the hash, or by another program.
--- Those are looked up in the ids list or the history itself, only when the hash
--- holds fewer ids than there are entries.
-local lookup
-local function stored_elsewhere(id)
-  if lookup == nil then
-    lookup = {}
-    local covered, listed, held, refusal = 0, {}, {}, nil
-    if S then
-      covered, refusal = read('s', 'HLEN', S)
-      if refusal then return nil, refusal end
-    end
-    if I and remembered ~= covered then
-      listed, refusal = read('i', 'LRANGE', I, 0, -1)
-      if refusal then return nil, refusal end
-    end
-    if length > covered then
-      held, refusal = read('h', 'LRANGE', H, 0, -1)
-      if refusal then return nil, refusal end
-    end
-    for _, known in ipairs(listed) do lookup[known] = true end
-    for _, entry in ipairs(held) do
-      local known = id_of(entry)
-      if known then lookup[known] = true end
+-- Without the field '', the ids the hash lacks: those of the ids list and of the history.
+local missing, heal = nil, {}
+local function lacked()
+  if missing then return missing end
+  missing = {}
+  local listed, held = {}, {}
+  if I then
+    listed, refusal = read('i', 'LRANGE', I, 0, -1)
+    if refusal then return nil end
+  end
+  held, refusal = read('h', 'LRANGE', H, 0, -1)
+  if refusal then return nil end
+  local candidates = {}
+  for _, id in ipairs(listed) do candidates[#candidates + 1] = id end
+  for _, entry in ipairs(held) do candidates[#candidates + 1] = id_of(entry) end
+  if #candidates > 0 then
+    local known
+    known, refusal = read('s', 'HMGET', S, unpack(candidates))
+    if refusal then return nil end
+    for n, id in ipairs(candidates) do
+      if not known[n] and not missing[id] then
+        missing[id] = true
+        heal[#heal + 1] = id
+        heal[#heal + 1] = ''
+      end
     end
   end
-  return lookup[id]
+  return missing
 end
 
 local outcome, entries, fresh, seen = {}, {}, {}, {}
 for n, id in ipairs(ids) do
-  local fingerprint = ARGV[5 + 3 * n]
-  local found = stored[n]
+  local fingerprint, found = ARGV[5 + 3 * n], stored[n]
+  if not found and not complete then
+    local elsewhere = lacked()
+    if elsewhere == nil then return refusal end
+    if elsewhere[id] then found = '' end
+  end
   if found then
-    -- The digest is everything before the first space.
-    if string.match(found, '^%S+') ~= string.match(fingerprint, '^%S+') then
+    -- The digest is everything before the first space; '' is an id known without it.
+    if found ~= '' and string.match(found, '^%S+') ~= string.match(fingerprint, '^%S+') then
       return redis.error_reply('CHATMEM_CONFLICT ' .. n)
     end
     outcome[n] = found
   else
-    local elsewhere, refusal = stored_elsewhere(id)
-    if refusal then return refusal end
-    if elsewhere then
-      outcome[n] = ''
-    else
-      outcome[n] = 1
-      entries[#entries + 1] = ARGV[6 + 3 * n]
-      fresh[#fresh + 1] = id
-      seen[#seen + 1] = id
-      seen[#seen + 1] = fingerprint
-    end
+    outcome[n] = 1
+    entries[#entries + 1] = ARGV[6 + 3 * n]
+    fresh[#fresh + 1] = id
+    seen[#seen + 1] = id
+    seen[#seen + 1] = fingerprint
   end
 end
 -- Only a call that appended is a write: a retry of stored messages changes nothing.
 if #entries == 0 then return outcome end
-
-local max_history = tonumber(ARGV[1])
-local excess = length + #entries - max_history
-local dropped = {}
-if S and not I and excess > 0 then
-  dropped = redis.call('LRANGE', H, 0, excess - 1)
-end
 
 local expiring = {H}
 if S then expiring[#expiring + 1] = S end
 if I then expiring[#expiring + 1] = I end
 if M then expiring[#expiring + 1] = M end
 
--- Redis 7 can tell in advance whether this user may run each write of this call.
+-- Redis 7 tells in advance whether this user may run each write of this call.
 if redis.acl_check_cmd then
-  local checks = {{'RPUSH', H, 'e'}, {'LTRIM', H, '0', '-1'}}
+  local checks = {{'RPUSH', H, 'e'}, {'LPOP', H, '1'}}
   if S then
     checks[#checks + 1] = {'HSET', S, 'id', 'fp'}
     checks[#checks + 1] = {'HDEL', S, 'id'}
@@ -179,13 +184,10 @@ if redis.acl_check_cmd then
     checks[#checks + 1] = {'HSETNX', M, 'created_at', '0'}
     checks[#checks + 1] = {'ZADD', X, '0', 'member'}
     checks[#checks + 1] = {'PTTL', X}
+    checks[#checks + 1] = ttl == '0' and {'PERSIST', X} or {'PEXPIRE', X, ttl}
   end
-  for _, target in ipairs(X and {X, unpack(expiring)} or expiring) do
-    if ttl == '0' then
-      checks[#checks + 1] = {'PERSIST', target}
-    else
-      checks[#checks + 1] = {'PEXPIRE', target, ttl}
-    end
+  for _, target in ipairs(expiring) do
+    checks[#checks + 1] = ttl == '0' and {'PERSIST', target} or {'PEXPIRE', target, ttl}
   end
   for _, check in ipairs(checks) do
     if not redis.acl_check_cmd(unpack(check)) then
@@ -194,26 +196,32 @@ if redis.acl_check_cmd then
   end
 end
 
--- The first write: refused whole (a missing permission), or done.
+-- The first write: refused whole (a key of another type, a missing permission), or done.
 local first = math.min(#entries, 1000)
-local pushed = redis.pcall('RPUSH', H, unpack(entries, 1, first))
-if type(pushed) == 'table' and pushed.err then return refused(pushed, 'h', 'RPUSH') end
-if #entries > first then
-  chunked('RPUSH', H, {unpack(entries, first + 1)})
+local length = redis.pcall('RPUSH', H, unpack(entries, 1, first))
+if type(length) == 'table' and length.err then return refused(length, 'h', 'RPUSH') end
+for chunk = first + 1, #entries, 1000 do
+  length = redis.call('RPUSH', H, unpack(entries, chunk, math.min(chunk + 999, #entries)))
 end
-if excess > 0 then redis.call('LTRIM', H, excess, -1) end
+local excess = length - tonumber(ARGV[1])
+local dropped = excess > 0 and redis.call('LPOP', H, excess) or {}
 if S then
-  chunked('HSET', S, seen)
-  local gone = {}
-  for _, entry in ipairs(dropped) do
-    local id = id_of(entry)
-    if id then gone[#gone + 1] = id end
+  if not complete then
+    for _, value in ipairs(heal) do seen[#seen + 1] = value end
+    seen[#seen + 1] = ''
+    seen[#seen + 1] = '1'
   end
-  if #gone > 0 then chunked('HDEL', S, gone) end
+  chunked('HSET', S, seen)
+  if not I then
+    -- The retry window is the history: forget the ids of the entries it dropped.
+    local gone = {}
+    for _, entry in ipairs(dropped) do gone[#gone + 1] = id_of(entry) end
+    if #gone > 0 then chunked('HDEL', S, gone) end
+  end
 end
 if I then
   chunked('RPUSH', I, fresh)
-  local over = remembered + #fresh - window
+  local over = remembered + #fresh - tonumber(ARGV[3])
   if over > 0 then
     if S then chunked('HDEL', S, redis.call('LRANGE', I, 0, over - 1)) end
     redis.call('LTRIM', I, over, -1)

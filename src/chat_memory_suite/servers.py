@@ -16,7 +16,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
@@ -101,6 +101,30 @@ def throwaway_cluster(workdir: Path, masters: int = MASTERS) -> Iterator[str]:
         url = f"redis://{HOST}:{ports[0]}/0"
         _wait_until_ready(url, ports)
         yield url
+
+
+def start_migrating(cluster: redis.RedisCluster, key: str, *, moved: Sequence[str] = ()) -> None:
+    """Leave the hash slot of ``key`` half-way to another primary: importing there, migrating here.
+
+    The keys in ``moved`` are moved to the new node already (with MIGRATE); the
+    others stay. Clients get ASK and TRYAGAIN redirections until the slot is
+    given an owner again, which a scenario's throwaway cluster never needs.
+    """
+    slot = cluster.keyslot(key)
+    source = cluster.get_node_from_key(key)
+    target = next(node for node in cluster.get_primaries() if node.name != source.name)
+    with (
+        redis.Redis(host=source.host, port=source.port) as here,
+        redis.Redis(host=target.host, port=target.port) as there,
+    ):
+        there.execute_command(
+            "CLUSTER SETSLOT", slot, "IMPORTING", here.execute_command("CLUSTER MYID")
+        )
+        here.execute_command(
+            "CLUSTER SETSLOT", slot, "MIGRATING", there.execute_command("CLUSTER MYID")
+        )
+        if moved:
+            here.execute_command("MIGRATE", target.host, target.port, "", 0, 5000, "KEYS", *moved)
 
 
 def move_slot(cluster: redis.RedisCluster, key: str) -> None:

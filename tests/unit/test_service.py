@@ -48,7 +48,7 @@ def test_ids_are_remembered_up_to_the_idempotency_window(fake_redis: fakeredis.F
     for n in range(7):
         memory.add_message("s", "user", str(n), message_id=f"m-{n}")
     assert fake_redis.llen(memory.keys.ids("s")) == 5
-    assert fake_redis.hlen(memory.keys.seen("s")) == 5
+    assert fake_redis.hlen(memory.keys.seen("s")) == 5 + 1  # and the field '': it holds them all
     memory.add_message("s", "user", "2", message_id="m-2")  # remembered: skipped
     assert [m["content"] for m in memory.get_context("s")] == ["4", "5", "6"]
     memory.add_message("s", "user", "1", message_id="m-1")  # forgotten: stored again
@@ -72,7 +72,7 @@ def test_by_default_every_message_in_the_history_is_remembered_and_no_more(
     memory = MemoryService(fake_redis, max_history=30)
     for n in range(40):
         memory.add_message("s", "user", str(n), message_id=f"m-{n}")
-    assert fake_redis.hlen(memory.keys.seen("s")) == 30
+    assert fake_redis.hlen(memory.keys.seen("s")) == 30 + 1  # and the field ''
     memory.add_message("s", "user", "10", message_id="m-10")  # in the history: skipped
     assert fake_redis.llen(memory.keys.history("s")) == 30
     assert memory.get_context("s")[-1]["content"] == "39"
