@@ -16,11 +16,12 @@ import redis
 from chat_memory import MemoryService, Message, StorageUnavailableError
 from chat_memory import _ops as ops
 from chat_memory._core import APPEND_LUA
+from chat_memory._errors import script_error
 
 
 def _drive(operation: Any, answer: Any) -> list[Any]:
     """Run an operation, answering each request with ``answer(request)``; return the requests."""
-    requests = []
+    requests: list[Any] = []
     reply = None
     failure: Exception | None = None
     while True:
@@ -95,7 +96,7 @@ def test_a_session_with_history_is_refused_without_its_hash_and_nothing_is_writt
     memory.add_message("s", "user", "first")
     with pytest.raises(redis.ResponseError, match="CHATMEM_MOVING") as refused:
         _append(client, memory, "second")
-    error = ops.script_error(refused.value, keys=(), messages=())
+    error = script_error(refused.value, keys=(), messages=())
     assert isinstance(error, StorageUnavailableError)
     assert "nothing was written" in str(error)
     assert [m["content"] for m in memory.get_context("s")] == ["first"]
