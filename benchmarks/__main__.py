@@ -52,7 +52,7 @@ from chat_memory import ChatService, MemoryService  # noqa: E402
 from chat_memory.testing import FakeLLM  # noqa: E402
 from chat_memory_suite.servers import HOST, ThrowawayServer  # noqa: E402
 
-from . import async_sessions  # noqa: E402
+from . import async_sessions, storage  # noqa: E402
 from .peers import peers  # noqa: E402
 
 Operation = Callable[[int], object]
@@ -197,7 +197,29 @@ def sections(url: str, rounds: int, count: int) -> list[str]:
         "## get_context against LRANGE + json.loads, by history size\n\n"
         + _table(["messages", "raw ops/s", "chat-memory ops/s", "ratio"], context)
     )
-    sections.append(_targets(measured, context))
+    costs = storage.measure(client, url, rounds, count)
+    sections.append(
+        "## Server time per append\n\n"
+        "What redis-server spent per append (`INFO commandstats`: a script's `EVALSHA`,"
+        " which includes the commands it calls; a transaction's `MULTI` plus `EXEC`;"
+        " otherwise every command sent), for a chat's messages (the user's ~100"
+        " characters, the assistant's ~500) in sessions already at their limit of"
+        f" {storage.HISTORY}: the median of {rounds} interleaved rounds of {count}"
+        " appends, as a ratio to the minimal Lua script.\n\n"
+        + _table(
+            ["implementation", "server µs per append", "ratio to the minimal script"], costs.server
+        )
+    )
+    sections.append(
+        "## Bytes per session\n\n"
+        "`MEMORY USAGE` (every sample) of every key of one session after each number of"
+        f" messages written, history limit {storage.HISTORY} and TTL 30 minutes where the"
+        " implementation has them, and its ratio to a raw capped list of the same"
+        ' `{"role", "content"}` JSON. A retry window longer than the history costs'
+        f" about {costs.per_id:.0f} bytes per remembered id.\n\n"
+        + _table(["implementation", *(f"{d:,} messages" for d in storage.DEPTHS)], costs.memory)
+    )
+    sections.append(_targets(measured, context, costs))
     many = asyncio.run(async_sessions.measure(url, 100, 200, max(1, count // 16), rounds))
     sections.append(
         "## Many sessions at once (async)\n\n"
@@ -242,11 +264,11 @@ def _server_cost(client: redis.Redis) -> str:
         "## Server time per command\n\n"
         "What redis-server itself spent, from `INFO commandstats` over the tables above."
         " chat-memory's append is one `EVALSHA` of its script, whose `redis.call`s (type"
-        " checks, the retry check, both pushes and trims, the TTLs) are counted again under"
+        " reads, the push, the trim, the ids, the TTLs) are counted again under"
         " their own names. The round"
         " trip costs every implementation the same; this is the part that differs. Entering"
         f" a script is not the cost: `return 1` as a script takes {entering:.1f} µs here."
-        " The rest is the script's work, about 17 commands and the permission pre-check"
+        " The rest is the script's work, about 8 commands and the permission pre-check"
         " (`redis.acl_check_cmd`) that refuses a forbidden write before anything is written.\n\n"
         + _table(
             ["command", "calls", "µs per call"],
@@ -255,8 +277,10 @@ def _server_cost(client: redis.Redis) -> str:
     )
 
 
-def _targets(measured: dict[str, list[list[str]]], context: list[list[str]]) -> str:
-    """Issue 9's targets, each with the ratio this run measured and whether it is met."""
+def _targets(
+    measured: dict[str, list[list[str]]], context: list[list[str]], costs: storage.Costs
+) -> str:
+    """Issues 9's and 24's targets, each with the ratio this run measured and whether it is met."""
 
     def rate(title: str, row: int) -> float:
         return float(measured[title][row][1].replace(",", ""))
@@ -272,10 +296,14 @@ def _targets(measured: dict[str, list[list[str]]], context: list[list[str]]) -> 
         (f"get_context of 20 {loads}", load, 1.0),
         *((f"get_context of {r[0]} {loads}", float(r[3]), 1.0) for r in context[1:]),
     ]
-    table = _table(
-        ["target (issue 9)", "measured", "met"],
-        [[name, f"{got:.2f}×", "yes" if got >= want else "no"] for name, got, want in rows],
-    )
+    cells = [[name, f"{got:.2f}×", "yes" if got >= want else "no"] for name, got, want in rows]
+    ceilings = [
+        ("bytes per session ≤ 1.5× a raw capped list, at every depth (issue 24)",
+         costs.memory_ratio, 1.5),
+        ("server time per append ≤ 2× the minimal Lua script (issue 24)", costs.server_ratio, 2.0),
+    ]  # fmt: skip
+    cells += [[name, f"{got:.2f}×", "yes" if got <= most else "no"] for name, got, most in ceilings]
+    table = _table(["target", "measured", "met"], cells)
     why = (
         "Where an append target is not met, the server-time table says why: a raw `RPUSH`"
         " costs the server about a microsecond, while the script that makes the append"
@@ -294,10 +322,23 @@ def run(url: str, rounds: int, count: int) -> str:
     measured = sections(url, rounds, count)
     if redis.utils.HIREDIS_AVAILABLE:
         child = subprocess.run(
-            [sys.executable, "-m", "benchmarks", "--redis-url", url, "--sections-only",
-             "--rounds", str(rounds), "--count", str(count)],
-            env={**os.environ, _WITHOUT_HIREDIS: "1"}, capture_output=True, text=True, check=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "benchmarks",
+                "--redis-url",
+                url,
+                "--sections-only",
+                "--rounds",
+                str(rounds),
+                "--count",
+                str(count),
+            ],
+            env={**os.environ, _WITHOUT_HIREDIS: "1"},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         measured += ["# Without hiredis", child.stdout.strip()]
     else:
         measured.append(

@@ -71,3 +71,42 @@ def _llama_index(url: str, load_size: int, found: Peers) -> None:
         "li-append", ChatMessage(role="user", content=f"message {n}")
     )
     found.load[name] = lambda _: store.get_messages("li-load")
+
+
+def writers(
+    url: str, message: Callable[[int], tuple[str, str]]
+) -> dict[str, Callable[[str, int], object]]:
+    """Each installed peer's way to store message ``n`` of a chat in a session (TTL 1800 s)."""
+    found: dict[str, Callable[[str, int], object]] = {}
+    try:
+        from langchain_community.chat_message_histories import RedisChatMessageHistory
+        from langchain_core.messages import AIMessage, HumanMessage
+    except ImportError:
+        pass
+    else:
+        histories: dict[str, RedisChatMessageHistory] = {}
+
+        def langchain(session: str, n: int) -> object:
+            history = histories.get(session)
+            if history is None:
+                history = histories[session] = RedisChatMessageHistory(session, url=url, ttl=1800)
+            role, content = message(n)
+            kind = HumanMessage if role == "user" else AIMessage
+            history.add_message(kind(content=content))
+            return None
+
+        found["langchain-community RedisChatMessageHistory"] = langchain
+    try:
+        from llama_index.core.llms import ChatMessage
+        from llama_index.storage.chat_store.redis import RedisChatStore
+    except ImportError:
+        pass
+    else:
+        store = RedisChatStore(redis_url=url, ttl=1800)
+
+        def llama(session: str, n: int) -> object:
+            role, content = message(n)
+            return store.add_message(session, ChatMessage(role=role, content=content))
+
+        found["llama-index RedisChatStore"] = llama
+    return found
