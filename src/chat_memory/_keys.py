@@ -4,8 +4,10 @@ Every key of a session shares one Redis Cluster hash tag, the encoded session
 id in braces, so one Lua script can touch all of them on any cluster node::
 
     {namespace}:session:{<encoded id>}:history   list of entries, oldest first
-    {namespace}:session:{<encoded id>}:ids       ids of the newest appended messages, in order
-    {namespace}:session:{<encoded id>}:seen      hash: each of those ids -> its fingerprint
+    {namespace}:session:{<encoded id>}:seen      hash: each remembered id -> its fingerprint,
+                                                 and '' once it holds every entry's id
+    {namespace}:session:{<encoded id>}:ids       remembered ids, in order: only with a
+                                                 retry window longer than the history
     {namespace}:session:{<encoded id>}:meta      hash: the session's metadata (only once set)
 
 A session that belongs to a user lives under the user's hash tag instead, with
@@ -15,8 +17,8 @@ index together, on any node; all of one user's sessions share one hash slot::
     {namespace}:user:{<encoded user>}:sessions                      sorted set:
         encoded session id -> last activity (milliseconds since the epoch)
     {namespace}:user:{<encoded user>}:session:<encoded id>:history  as above
-    {namespace}:user:{<encoded user>}:session:<encoded id>:ids
     {namespace}:user:{<encoded user>}:session:<encoded id>:seen
+    {namespace}:user:{<encoded user>}:session:<encoded id>:ids
     {namespace}:user:{<encoded user>}:session:<encoded id>:meta     hash: created_at, doc
 
 Ids are percent-encoded (UTF-8) except for ASCII letters, digits and
