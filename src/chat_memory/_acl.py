@@ -25,6 +25,7 @@ ACL_COMMANDS: Final = (
     "type",
     # run inside the append script
     "hmget",
+    "hlen",
     "llen",
     "zscore",
     "rpush",

@@ -41,12 +41,18 @@ local ttl = ARGV[2]
 -- A refusal of a read or of the first write: nothing was written.
 local function refused(reply, role, command)
   local message = tostring(reply.err or '')
-  if string.find(message, '^WRONGTYPE') then
+  -- Redis 6 puts the script's line before the error's own code: found anywhere.
+  if string.find(message, 'WRONGTYPE', 1, true) then
     local found = redis.call('TYPE', key[role])['ok']
     return redis.error_reply('CHATMEM_WRONGTYPE ' .. number[role] .. ' ' .. found)
   end
-  if string.find(message, '^NOPERM') or string.find(message, "can't run this command") then
+  -- Redis 7 says NOPERM; Redis 6 and Valkey word an ACL failure in a script their own way.
+  if string.find(message, '^NOPERM') or string.find(message, "can't run this command")
+    or string.find(message, 'ACL failure') or string.find(message, 'no permissions') then
     return redis.error_reply('CHATMEM_NOPERM ' .. string.lower(command))
+  end
+  if string.find(message, 'OOM command not allowed', 1, true) then
+    return redis.error_reply("OOM command not allowed when used memory > 'maxmemory'")
   end
   return redis.error_reply(message)
 end

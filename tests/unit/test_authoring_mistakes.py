@@ -65,7 +65,7 @@ MISTAKES = {
     "unregistered tag": (
         "Feature: F\n  @smoke\n  Scenario: S\n    Then the context is empty\n",
         "mistake.feature:2: tag @smoke is not a registered marker",
-        "the project's tags: @cluster, @faults, @llm_smoke, @real_redis, @slow,",
+        "the project's tags: @cluster, @faults, @llm_smoke, @no_permission_precheck,",
     ),
     "wrong table header": (
         'Feature: F\n  Scenario: S\n    When the user says "hi"\n    Then the context is:\n'

@@ -36,7 +36,7 @@ BREAKS = {
     "script: ids pushed to the front": ("append.lua", "chunked('RPUSH', I, fresh)", "chunked('LPUSH', I, fresh)"),
     "script: ids never trimmed": ("append.lua", "    redis.call('LTRIM', I, over, -1)\n", ""),
     "script: history pushed to the front": ("append.lua", "local length = redis.pcall('RPUSH', H,", "local length = redis.pcall('LPUSH', H,"),
-    "script: key type checks dropped": ("append.lua", "if string.find(message, '^WRONGTYPE') then", "if false then"),
+    "script: key type checks dropped": ("append.lua", "if string.find(message, 'WRONGTYPE', 1, true) then", "if false then"),
     "script: only the history gets the TTL": ("append.lua", "if S then expiring[#expiring + 1] = S end", ""),
     "script: history trimmed to the ids window": ("append.lua", "local excess = length - tonumber(ARGV[1])", "local excess = length - tonumber(ARGV[3])"),
     "script: ids of dropped messages never forgotten": ("append.lua", "    if #gone > 0 then chunked('HDEL', S, gone) end", ""),
