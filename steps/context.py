@@ -116,6 +116,16 @@ def context_holds_document(memory: MemoryService, session_id: str, document: str
     expect_messages(_the_context(session_id), memory.get_context(session_id), expected)
 
 
+@then("the context holds exactly that text")
+def context_holds_exactly_that_text(memory: MemoryService, session_id: str, said: str) -> None:
+    """The message comes back byte for byte; a difference shows every invisible character.
+
+    Then the context holds exactly that text
+    """
+    held = [message["content"] for message in memory.get_context(session_id)]
+    expect_text(f"the text {_the_context(session_id)} holds", held, [said])
+
+
 @then(parsers.parse("loading the context fails, naming entry {number:d} as corrupt"))
 @requires("typed_errors")
 def context_fails_on_corrupt_entry(memory: MemoryService, session_id: str, number: int) -> None:

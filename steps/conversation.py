@@ -222,6 +222,23 @@ def user_pastes_document(
     return document
 
 
+@given(parsers.parse("the user sent the JSON string {text}"), target_fixture="said")
+@when(parsers.parse("the user sends the JSON string {text}"), target_fixture="said")
+def user_sends_json_string(
+    memory: MemoryService, session_id: str, sent: list[Message], text: str
+) -> str:
+    r"""The user's message, written as a JSON string so that every invisible character shows.
+
+    ``\t`` is a tab, ``\r\n`` a Windows line end, ``\u00a0`` a no-break space.
+
+    When the user sends the JSON string "name\tage\r\n"
+    """
+    said = json.loads(text)
+    assert isinstance(said, str), f"not a JSON string: {text}"
+    _say(memory, session_id, sent, "user", said)
+    return said
+
+
 @given(parsers.parse("the user and the assistant exchanged {count:d} messages"))
 @when(parsers.parse("the user and the assistant exchange {count:d} messages"))
 def exchange_messages(
