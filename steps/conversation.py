@@ -222,7 +222,6 @@ def user_pastes_document(
     return document
 
 
-@given(parsers.parse("the user sent the JSON string {text}"), target_fixture="said")
 @when(parsers.parse("the user sends the JSON string {text}"), target_fixture="said")
 def user_sends_json_string(
     memory: MemoryService, session_id: str, sent: list[Message], text: str
