@@ -209,16 +209,6 @@ class Services:
                     open_loop.close()
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    """Add --memory-api."""
-    parser.getgroup("chat-memory").addoption(
-        "--memory-api",
-        choices=("sync", "async", "both"),
-        default="both",
-        help="drive the scenarios through the sync API, the async one, or both (default)",
-    )
-
-
 def selected_apis(config: pytest.Config) -> tuple[str, ...]:
     """The APIs this run drives."""
     if memory_factory(config) is not None:

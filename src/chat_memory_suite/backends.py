@@ -124,26 +124,6 @@ class ClientRecipe:
         return options
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    """Add the backend options."""
-    group = parser.getgroup("chat-memory", "chat-memory acceptance suite")
-    group.addoption(
-        "--redis-url",
-        default=None,
-        help="run the scenarios against this Redis (default: fakeredis; also TEST_REDIS_URL)",
-    )
-    group.addoption(
-        "--redis-server",
-        action="store_true",
-        help="start a throwaway redis-server for the run and stop it afterwards",
-    )
-    group.addoption(
-        "--redis-cluster",
-        action="store_true",
-        help="use a Redis Cluster: the node --redis-url names, or a throwaway 3-master cluster",
-    )
-
-
 def _given_url(config: pytest.Config) -> str | None:
     url: str | None = config.getoption("--redis-url") or os.environ.get("TEST_REDIS_URL")
     if url:

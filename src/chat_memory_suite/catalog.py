@@ -304,15 +304,6 @@ def catalog(
     return definitions, unused(own, features)
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    """Add the step catalog options."""
-    group = parser.getgroup("chat-memory")
-    group.addoption("--bdd-steps", action="store_true", help="print the step catalog and exit")
-    group.addoption(
-        "--bdd-steps-output", metavar="PATH", help="with --bdd-steps: write it as Markdown to PATH"
-    )
-
-
 def feature_roots(config: pytest.Config) -> list[Path]:
     """The folders or files the run was asked for (default: the configured testpaths)."""
     args = [a.split("::")[0] for a in config.args if not a.startswith("-")] or config.getini(

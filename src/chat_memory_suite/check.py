@@ -352,15 +352,6 @@ def check_paths(config: pytest.Config, paths: Iterable[Path]) -> tuple[int, int,
     return len(features), sum(len(f.scenarios) for f in features), problems
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    """Add --bdd-check."""
-    parser.getgroup("chat-memory").addoption(
-        "--bdd-check",
-        action="store_true",
-        help="check every feature file (undefined steps, lint) without running, then exit",
-    )
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
     """Run the check alone and exit: 0 if clean, 1 if any problem."""

@@ -115,15 +115,6 @@ def _failure_text(report: pytest.TestReport) -> str:
     return str(message) if message else report.longreprtext
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    """Add --living-doc."""
-    parser.getgroup("chat-memory").addoption(
-        "--living-doc",
-        metavar="DIR",
-        help="write the living documentation (index.html and living-doc.md) to DIR",
-    )
-
-
 def pytest_configure(config: pytest.Config) -> None:
     """Start recording when --living-doc is given (on the controller only, under xdist)."""
     out = config.getoption("--living-doc")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
@@ -69,8 +70,12 @@ def features_folder() -> Path:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """Add the switches that turn the suite on, and its two configuration keys."""
-    group = parser.getgroup("chat-memory")
+    """Add every option of the suite, and its two configuration keys: all in ``--help``.
+
+    They are declared here, in one place, whether or not the suite is switched on;
+    the modules that act on them are loaded only when it is.
+    """
+    group = parser.getgroup("chat-memory", "chat-memory acceptance suite")
     group.addoption(
         "--chat-memory-suite",
         action="store_true",
@@ -80,6 +85,44 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--memory-adapter",
         metavar="MODULE:FACTORY",
         help="test your own memory: FACTORY(config) returns it (see chat_memory_suite.adapter)",
+    )
+    # the API the scenarios drive (apis.py)
+    group.addoption(
+        "--memory-api",
+        choices=("sync", "async", "both"),
+        default="both",
+        help="drive the scenarios through the sync API, the async one, or both (default)",
+    )
+    # the server they run on (backends.py)
+    group.addoption(
+        "--redis-url",
+        default=None,
+        help="run the scenarios against this Redis (default: fakeredis; also TEST_REDIS_URL)",
+    )
+    group.addoption(
+        "--redis-server",
+        action="store_true",
+        help="start a throwaway redis-server for the run and stop it afterwards",
+    )
+    group.addoption(
+        "--redis-cluster",
+        action="store_true",
+        help="use a Redis Cluster: the node --redis-url names, or a throwaway 3-master cluster",
+    )
+    # the step catalog (catalog.py), the feature files' check (check.py), the living doc
+    group.addoption("--bdd-steps", action="store_true", help="print the step catalog and exit")
+    group.addoption(
+        "--bdd-steps-output", metavar="PATH", help="with --bdd-steps: write it as Markdown to PATH"
+    )
+    group.addoption(
+        "--bdd-check",
+        action="store_true",
+        help="check every feature file (undefined steps, lint) without running, then exit",
+    )
+    group.addoption(
+        "--living-doc",
+        metavar="DIR",
+        help="write the living documentation (index.html and living-doc.md) to DIR",
     )
     parser.addini(
         "chat_memory_suite",
@@ -114,10 +157,19 @@ def pytest_load_initial_conftests(
         args.append(str(features_folder()))
 
 
-def _load_factory(spec: str) -> Callable[..., Any]:
+def _load_factory(spec: str, folder: Path) -> Callable[..., Any]:
+    """Import the factory ``spec`` names; a module in ``folder`` (where pytest was run) too.
+
+    Plain ``pytest`` does not put that folder on ``sys.path`` (``python -m pytest``
+    does), yet an adapter file beside the tests is what a team writes first.
+    """
     module_name, _, name = spec.partition(":")
     if not module_name or not name:
         raise pytest.UsageError(f"--memory-adapter {spec!r}: write it as module:factory")
+    top = module_name.partition(".")[0]
+    beside = (folder / f"{top}.py").is_file() or (folder / top / "__init__.py").is_file()
+    if beside and importlib.util.find_spec(top) is None:
+        sys.path.insert(0, str(folder))
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
@@ -159,7 +211,8 @@ def pytest_configure(config: pytest.Config) -> None:
             if line.split(":")[0] not in declared:
                 config.addinivalue_line("markers", line)
     spec = config.getoption("--memory-adapter") or config.getini("memory_adapter")
-    config.stash[FACTORY_KEY] = _load_factory(str(spec)) if spec else None
+    folder = config.invocation_params.dir
+    config.stash[FACTORY_KEY] = _load_factory(str(spec), folder) if spec else None
 
 
 def memory_factory(config: pytest.Config) -> Callable[..., Any] | None:

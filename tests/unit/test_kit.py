@@ -7,7 +7,10 @@ configuration applies.
 """
 
 import json
+import os
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -149,3 +152,30 @@ def test_every_folder_of_features_ships_in_the_wheel() -> None:
     assert folders
     missing = sorted(f for f in folders if f"chat_memory_suite.features.{f}" not in packages)
     assert missing == [], "list them in [tool.setuptools] packages of pyproject.toml"
+
+
+def test_plain_pytest_finds_the_adapter_in_the_folder_it_runs_in(team: pytest.Pytester) -> None:
+    # Issue 26: `pytest ... --memory-adapter mymemory:make_memory` said "No module named
+    # 'mymemory'": the `pytest` script, unlike `python -m pytest`, does not put the folder it
+    # runs in on sys.path (and pytester's own runs put it on PYTHONPATH, so it is run here).
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("pytest")), "--chat-memory-suite",
+         "--memory-adapter", "mymemory:make_memory", "-k", "remembering", *QUIET],
+        cwd=team.path, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert " passed" in done.stdout.splitlines()[-1], done.stdout
+
+
+def test_every_kit_option_is_in_help_before_the_suite_is_switched_on(
+    pytester: pytest.Pytester,
+) -> None:
+    result = pytester.runpytest_subprocess("--help")
+    help_text = result.stdout.str()
+    for option in (
+        "--chat-memory-suite", "--memory-adapter", "--memory-api", "--redis-url",
+        "--redis-server", "--redis-cluster", "--bdd-steps", "--bdd-steps-output",
+        "--bdd-check", "--living-doc",
+    ):  # fmt: skip
+        assert option in help_text, f"{option} is not in pytest --help"
