@@ -25,6 +25,7 @@ ACL_COMMANDS: Final = (
     "type",
     # run inside the append script
     "hmget",
+    "hkeys",
     "hlen",
     "llen",
     "zscore",
@@ -48,6 +49,9 @@ ACL_COMMANDS: Final = (
     "lindex",
     "rpop",
     "lrem",
+    # the previous version's append script asks about LPOS in advance: keep it while
+    # servers of that version still write, during a rolling deploy (see the README)
+    "lpos",
 )
 """Every command the memory sends or runs in its script, in ACL spelling."""
 

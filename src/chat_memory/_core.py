@@ -106,11 +106,14 @@ class AppendCall:
 
         In a cluster slot being migrated, Redis refuses (TRYAGAIN) a script that
         declares a key missing on the node beside ones it has; the script
-        creates the history, and keeps up only the other keys it is given.
+        creates the history, and keeps up only the other keys it is given. A
+        user's session keeps its index and metadata whatever: written without
+        them, it would be missing from the user's listing and erasure.
         """
         kept = set(present)
+        always = "hmx" if "x" in self.roles else "h"
         pairs = [
-            (k, r) for k, r in zip(self.keys, self.roles, strict=True) if r == "h" or k in kept
+            (k, r) for k, r in zip(self.keys, self.roles, strict=True) if r in always or k in kept
         ]
         roles = "".join(r for _, r in pairs)
         args = [*self.args[:_ROLES_ARG], roles.encode(), *self.args[_ROLES_ARG + 1 :]]

@@ -52,7 +52,7 @@ from .exceptions import (
 __all__ = ["Op", "script_error", "storage_error", "wrong_type_key"]
 
 _SCRIPT_REFUSAL: Final = re.compile(
-    r"CHATMEM_(?P<code>[A-Z]+)(?: (?P<arg>\S+))?(?: (?P<more>\S+))?"
+    r"CHATMEM_(?P<code>[A-Z]+)(?=\s|$)(?: (?P<arg>\S+))?(?: (?P<more>\S+))?"
 )
 _COMMAND: Final = re.compile(r"run the '(?P<command>[^']+)' command")
 # An unknown (or, at a proxy, unsupported) scripting command: Redis and fakeredis quote it
@@ -83,9 +83,18 @@ def storage_error(exc: Exception, *, op: Op, messages: Sequence[Message] = ()) -
             " sent: share a BlockingConnectionPool sized for your tasks (see the README)"
         )
     if redirected_in_vain(exc):
-        return StorageUnavailableError(
+        moving = (
             f"the cluster kept redirecting the call or answering TRYAGAIN, as while a slot is"
-            f" migrated between nodes ({detail}); nothing was written: try again shortly"
+            f" migrated between nodes ({detail})"
+        )
+        if op is Op.READ:
+            return StorageUnavailableError(f"{moving}: try again shortly")
+        # None of those attempts ran the write; but redis-py resends a call that timed out
+        # or lost its connection, and such an earlier attempt may have been applied.
+        return WriteOutcomeUnknownError(
+            f"{moving}; none of those attempts wrote anything, but an earlier one that lost"
+            " its answer may have: it may or may not have happened, and a retry is safe",
+            messages,
         )
     if isinstance(exc, rx.AuthenticationError) or _tls_refused(exc):
         return StorageUnavailableError(

@@ -80,16 +80,35 @@ local function chunked(command, target, values)
   end
 end
 
+-- A read of many fields, in chunks, as one list of replies (or nil and the refusal).
+local function fields(role, target, wanted)
+  local all = {}
+  for first = 1, #wanted, 1000 do
+    local part, refusal = read(role, 'HMGET', target,
+      unpack(wanted, first, math.min(first + 999, #wanted)))
+    if refusal then return nil, refusal end
+    for n = 1, #part do all[#all + 1] = part[n] end
+  end
+  return all
+end
+
 local ids = {}
 for i = 7, #ARGV, 3 do ids[#ids + 1] = ARGV[i] end
 
 local stored, complete, refusal = {}, true, nil
 if S then
   local found
-  found, refusal = read('s', 'HMGET', S, '', unpack(ids))
+  found, refusal = fields('s', S, {'', unpack(ids, 1, math.min(#ids, 999))})
   if refusal then return refusal end
   complete = found[1] ~= false
-  for n = 1, #ids do stored[n] = found[n + 1] end
+  for n = 1, math.min(#ids, 999) do stored[n] = found[n + 1] end
+  if #ids > 999 then
+    local rest = {}
+    for n = 1000, #ids do rest[#rest + 1] = ids[n] end
+    found, refusal = fields('s', S, rest)
+    if refusal then return refusal end
+    for n = 1, #rest do stored[999 + n] = found[n] end
+  end
 else
   local length
   length, refusal = read('h', 'LLEN', H)
@@ -116,7 +135,10 @@ if X then
 end
 
 -- Without the field '', the ids the hash lacks: those of the ids list and of the history.
-local missing, heal = nil, {}
+-- They are added to the hash (and those of the history to the list, which is kept in step);
+-- with the history as the window, fields of entries long gone (the previous version kept
+-- 1,000 ids) are forgotten.
+local missing, heal, unlisted, stale = nil, {}, {}, {}
 local function lacked()
   if missing then return missing end
   missing = {}
@@ -127,19 +149,38 @@ local function lacked()
   end
   held, refusal = read('h', 'LRANGE', H, 0, -1)
   if refusal then return nil end
-  local candidates = {}
-  for _, id in ipairs(listed) do candidates[#candidates + 1] = id end
-  for _, entry in ipairs(held) do candidates[#candidates + 1] = id_of(entry) end
+  local in_list, held_ids, candidates = {}, {}, {}
+  for _, id in ipairs(listed) do
+    in_list[id] = true
+    candidates[#candidates + 1] = id
+  end
+  for _, entry in ipairs(held) do
+    local id = id_of(entry)
+    if id then
+      held_ids[#held_ids + 1] = id
+      candidates[#candidates + 1] = id
+    end
+  end
   if #candidates > 0 then
     local known
-    known, refusal = read('s', 'HMGET', S, unpack(candidates))
+    known, refusal = fields('s', S, candidates)
     if refusal then return nil end
     for n, id in ipairs(candidates) do
       if not known[n] and not missing[id] then
         missing[id] = true
         heal[#heal + 1] = id
         heal[#heal + 1] = ''
+        if I and not in_list[id] then unlisted[#unlisted + 1] = id end
       end
+    end
+  end
+  if not I then
+    local keep, all = {[''] = true}, nil
+    for _, id in ipairs(held_ids) do keep[id] = true end
+    all, refusal = read('s', 'HKEYS', S)
+    if refusal then return nil end
+    for _, field in ipairs(all) do
+      if not keep[field] then stale[#stale + 1] = field end
     end
   end
   return missing
@@ -184,6 +225,7 @@ if redis.acl_check_cmd then
   end
   if I then
     checks[#checks + 1] = {'RPUSH', I, 'id'}
+    checks[#checks + 1] = {'LPUSH', I, 'id'}
     checks[#checks + 1] = {'LTRIM', I, '0', '-1'}
   end
   if X then
@@ -218,6 +260,7 @@ if S then
     seen[#seen + 1] = '1'
   end
   chunked('HSET', S, seen)
+  if #stale > 0 then chunked('HDEL', S, stale) end
   if not I then
     -- The retry window is the history: forget the ids of the entries it dropped.
     local gone = {}
@@ -226,8 +269,13 @@ if S then
   end
 end
 if I then
+  if #unlisted > 0 then  -- older than this call's: pushed at the head, oldest first
+    local reversed = {}
+    for n = #unlisted, 1, -1 do reversed[#reversed + 1] = unlisted[n] end
+    chunked('LPUSH', I, reversed)
+  end
   chunked('RPUSH', I, fresh)
-  local over = remembered + #fresh - tonumber(ARGV[3])
+  local over = remembered + #unlisted + #fresh - tonumber(ARGV[3])
   if over > 0 then
     if S then chunked('HDEL', S, redis.call('LRANGE', I, 0, over - 1)) end
     redis.call('LTRIM', I, over, -1)

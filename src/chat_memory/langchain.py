@@ -221,8 +221,9 @@ class RunnableWithChatMemory(Runnable[Any, Any]):
         session_id = _session_id(config)
         history = [to_langchain(m) for m in self.memory.context_messages(session_id)]
         new = self._new_messages(input)
+        asked = _stamped(new)  # refused before the model is paid for, if it cannot be stored
         output = self.runnable.invoke(self._chain_input(input, history, new), config, **kwargs)
-        turn = _stamped([*new, *self._answer(output)])
+        turn = self._turn(asked, output)
         try:
             self.memory.add_messages(session_id, turn)
         except ChatMemoryError as exc:
@@ -242,9 +243,10 @@ class RunnableWithChatMemory(Runnable[Any, Any]):
         stored = await self.async_memory.context_messages(session_id)
         history = [to_langchain(m) for m in stored]
         new = self._new_messages(input)
+        asked = _stamped(new)
         chain_input = self._chain_input(input, history, new)
         output = await self.runnable.ainvoke(chain_input, config, **kwargs)
-        turn = _stamped([*new, *self._answer(output)])
+        turn = self._turn(asked, output)
         try:
             await self.async_memory.add_messages(session_id, turn)
         except ChatMemoryError as exc:
@@ -267,6 +269,13 @@ class RunnableWithChatMemory(Runnable[Any, Any]):
         if self.input_messages_key is not None:
             return {**input, self.input_messages_key: [*history, *new]}
         return [*history, *new]
+
+    def _turn(self, asked: list[Message], output: Any) -> list[Message]:
+        """Return the turn to store; an answer that cannot be stored is handed back unstored."""
+        try:
+            return [*asked, *_stamped(self._answer(output))]
+        except ChatMemoryError as exc:
+            raise ReplyNotStoredError(_text_of(output), asked, exc) from exc
 
     def _answer(self, output: Any) -> list[BaseMessage]:
         value = output
@@ -302,6 +311,19 @@ def _stamped(messages: list[BaseMessage]) -> list[Message]:
     """Return the messages as stored, each with an id (its own, or a new one) for a safe retry."""
     stored = [from_langchain(m) for m in messages]
     return [m if m.id else replace(m, id=uuid.uuid4().hex) for m in stored]
+
+
+def _text_of(output: Any) -> str:
+    """Return the text an answer shows: its content, or its content blocks' text."""
+    content = getattr(output, "content", output)
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            str(block.get("text", "")) if isinstance(block, dict) else str(block)
+            for block in content
+        )
+    return str(content)
 
 
 def _reply_of(turn: list[Message]) -> str | Message:

@@ -248,3 +248,31 @@ def test_a_chain_call_without_a_session_is_refused(server: fakeredis.FakeServer)
     chain = _wrapped(MemoryService(fakeredis.FakeRedis(server=server)), "Hi.")
     with pytest.raises(InvalidContentError, match="session_id"):
         chain.invoke({"question": "Hello"})
+
+
+def test_an_input_that_cannot_be_stored_is_refused_before_the_model_is_called(
+    server: fakeredis.FakeServer,
+) -> None:
+    # Review of issue 25: a message of content blocks was refused only after the model ran.
+    model = FakeListChatModel(responses=["Seen.", "Seen again."])
+    chain = RunnableWithChatMemory(model, MemoryService(fakeredis.FakeRedis(server=server)))
+    picture = HumanMessage([{"type": "text", "text": "What is this?"}, {"type": "image_url"}])
+    with pytest.raises(InvalidContentError):
+        chain.invoke([picture], config=SESSION)
+    assert model.i == 0
+
+
+def test_an_answer_that_cannot_be_stored_is_handed_back_with_its_text(
+    server: fakeredis.FakeServer,
+) -> None:
+    class BlockAnswer(FakeListChatModel):
+        def invoke(self, *args: Any, **kwargs: Any) -> Any:
+            return AIMessage([{"type": "text", "text": "Paris."}])
+
+    memory = MemoryService(fakeredis.FakeRedis(server=server))
+    chain = RunnableWithChatMemory(BlockAnswer(responses=[]), memory)
+    with pytest.raises(ReplyNotStoredError) as failed:
+        chain.invoke("Capital of France?", config=SESSION)
+    assert failed.value.reply == "Paris."
+    assert [m.content for m in failed.value.messages] == ["Capital of France?"]
+    assert memory.get_context("ada") == []

@@ -7,16 +7,27 @@ and the script refuses, writing nothing, a session with history whose hash it
 was not given.
 """
 
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import fakeredis
 import pytest
 import redis
 
-from chat_memory import MemoryService, Message, StorageUnavailableError
+from chat_memory import MemoryService, Message, StorageUnavailableError, WriteOutcomeUnknownError
 from chat_memory import _ops as ops
 from chat_memory._core import APPEND_LUA
 from chat_memory._errors import script_error
+from chat_memory_suite.previous import previous_append
+from chat_memory_suite.servers import ThrowawayServer
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
 
 
 def _drive(operation: Any, answer: Any) -> list[Any]:
@@ -61,7 +72,7 @@ def test_after_tryagain_the_append_declares_only_the_keys_the_session_has() -> N
     assert narrowed.args[5] == b"hs"
 
 
-def test_a_second_tryagain_says_nothing_was_written() -> None:
+def test_a_second_tryagain_says_the_write_may_have_happened_and_hands_back_the_messages() -> None:
     memory = MemoryService(fakeredis.FakeRedis())
 
     def answer(request: Any) -> Any:
@@ -69,8 +80,9 @@ def test_a_second_tryagain_says_nothing_was_written() -> None:
             raise redis.exceptions.ClusterError("TTL exhausted.")
         return 1
 
-    with pytest.raises(StorageUnavailableError, match="nothing was written"):
-        _drive(ops.add_messages(memory.core, "s", [Message("user", "hi")]), answer)
+    with pytest.raises(WriteOutcomeUnknownError, match="migrated") as failed:
+        _drive(ops.add_messages(memory.core, "s", [Message("user", "hi", id="m-1")]), answer)
+    assert [m.id for m in failed.value.messages] == ["m-1"]
 
 
 def _append(client: fakeredis.FakeRedis, memory: MemoryService, text: str, *keep: str) -> Any:
@@ -100,3 +112,70 @@ def test_a_session_with_history_is_refused_without_its_hash_and_nothing_is_writt
     assert isinstance(error, StorageUnavailableError)
     assert "nothing was written" in str(error)
     assert [m["content"] for m in memory.get_context("s")] == ["first"]
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ThrowawayServer]:
+    """A throwaway real redis-server (Lua's own limits are not fakeredis's)."""
+    if shutil.which("redis-server") is None:
+        if os.environ.get("CHAT_MEMORY_REQUIRE_REDIS"):
+            pytest.fail("CHAT_MEMORY_REQUIRE_REDIS is set but redis-server is not installed")
+        pytest.skip("redis-server is not installed (Debian: apt-get install redis-server)")
+    started = ThrowawayServer(tmp_path / "redis").start()
+    yield started
+    started.stop()
+
+
+def test_a_call_of_thousands_of_messages_is_stored_and_recognised_when_retried(
+    server: ThrowawayServer,
+) -> None:
+    # Review of issue 24: one HMGET of 9,000 ids is more than Lua can unpack (on a real
+    # server); the reads are made in chunks, as the writes are.
+    memory = MemoryService(server.admin(), max_history=10_000)
+    turn = [Message("user", f"m{n}", id=f"id-{n}") for n in range(9000)]
+    assert len(memory.add_messages("s", turn).appended) == 9000
+    again = memory.add_messages("s", turn)
+    assert (len(again.appended), len(again.already_stored)) == (0, 9000)
+
+
+def test_a_users_session_keeps_its_index_and_metadata_when_the_call_is_narrowed() -> None:
+    # Review of issue 24: narrowed to its history alone, a user's new session was written
+    # without its index entry, so listing and erasure never saw it.
+    memory = MemoryService(fakeredis.FakeRedis()).for_user("ada")
+    call = memory.core.plan_append("paris", [Message("user", "hi")]).declaring([])
+    assert call.roles == "hmx"
+
+
+def test_a_session_the_previous_version_wrote_sheds_its_old_ids_on_its_next_append() -> None:
+    # Review of issue 24: the previous version remembered 1,000 ids; its sessions kept them
+    # all after the upgrade, at ~180 bytes an id. The first append forgets those the
+    # history no longer holds.
+    client = fakeredis.FakeRedis()
+    memory = MemoryService(client, max_history=20)
+    previous_append(
+        client, memory.keys, "s",
+        [Message("user", f"m{n}", id=f"id-{n}", created_at=1.0) for n in range(100)],
+        max_history=20, ttl_ms=None, now=1.0,
+    )  # fmt: skip
+    seen = memory.keys.seen("s")
+    assert client.hlen(seen) == 100
+    memory.add_message("s", "user", "new", message_id="new")
+    held = {json.loads(entry)["id"] for entry in client.lrange(memory.keys.history("s"), 0, -1)}
+    assert {_text(k) for k in client.hkeys(seen)} == held | {""}
+    again = memory.add_messages("s", [Message("user", "m99", id="id-99")])
+    assert again.already_stored
+    assert not again.appended
+
+
+def test_a_session_healed_with_an_ids_list_keeps_the_list_in_step() -> None:
+    # With a retry window longer than the history, ids added to the hash by the repair go
+    # into the list too, so that the next append finds them in step (HLEN == LLEN + 1).
+    client = fakeredis.FakeRedis()
+    memory = MemoryService(client, max_history=3, idempotency_window=10)
+    history, ids, seen, _ = memory.keys.all("s")
+    for n in range(3):  # written by another program: entries only
+        entry = {"v": 1, "id": f"old-{n}", "role": "user", "content": str(n), "created_at": 1.0}
+        client.rpush(history, json.dumps(entry, separators=(",", ":")))
+    memory.add_message("s", "user", "new", message_id="new")
+    assert [_text(i) for i in client.lrange(ids, 0, -1)] == ["old-0", "old-1", "old-2", "new"]
+    assert client.hlen(seen) == client.llen(ids) + 1
