@@ -29,8 +29,8 @@ BREAKS = {
     "reversed order": ("_core.py", "messages.append(decode(raw))", "messages.insert(0, decode(raw))"),
     "dropped write": ("append.lua", "for i = 7, #ARGV, 3 do ids[#ids + 1] = ARGV[i] end", "for i = 10, #ARGV, 3 do ids[#ids + 1] = ARGV[i] end"),
     "duplicated write": ("append.lua", "local length = redis.pcall('RPUSH', H, unpack(entries, 1, first))", "redis.call('RPUSH', H, unpack(entries, 1, first)) local length = redis.pcall('RPUSH', H, unpack(entries, 1, first))"),
-    "retry stored twice": ("append.lua", "for n = 1, #ids do stored[n] = found[n + 1] end", "for n = 1, #ids do stored[n] = false end"),
-    "retry of a trimmed message stored twice": ("append.lua", "local over = remembered + #fresh - tonumber(ARGV[3])", "local over = remembered + #fresh - tonumber(ARGV[1])"),
+    "retry stored twice": ("append.lua", "  for n = 1, math.min(#ids, 999) do stored[n] = found[n + 1] end", "  for n = 1, math.min(#ids, 999) do stored[n] = false end"),
+    "retry of a trimmed message stored twice": ("append.lua", "local over = remembered + #unlisted + #fresh - tonumber(ARGV[3])", "local over = remembered + #unlisted + #fresh - tonumber(ARGV[1])"),
     "no TTL left in place after ttl=None": ("append.lua", "    redis.call('PERSIST', target)", "    -- no PERSIST"),
     # Hand mutants of the append script itself (issues 14 and 24): each must fail the scenarios.
     "script: ids pushed to the front": ("append.lua", "chunked('RPUSH', I, fresh)", "chunked('LPUSH', I, fresh)"),
