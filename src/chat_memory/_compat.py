@@ -13,7 +13,8 @@
 - :func:`redirected_in_vain`: redis-py's cluster clients give up with
   ``ClusterError("TTL exhausted.")`` only after their retry loop saw nothing
   but MOVED, ASK or TRYAGAIN (a slot being migrated), none of which ran the
-  command; only its message tells it apart.
+  command (an attempt before them that timed out may have); only its message
+  tells it apart.
 - :func:`internal_failure`: redis-py's asyncio cluster client can fail with a
   bare ``AttributeError``/``TypeError`` from inside its connection code when a
   connection is torn down under concurrent tasks (redis-py issues #3546,
@@ -84,6 +85,6 @@ def no_free_connection(exc: Exception) -> bool:
 
 
 def redirected_in_vain(exc: Exception) -> bool:
-    """Whether ``exc`` is a cluster client giving up after redirections alone (nothing ran)."""
+    """Whether ``exc`` is a cluster client giving up after redirections alone (MOVED, ASK, TRYAGAIN)."""
     cluster_error = getattr(redis.exceptions, "ClusterError", ())
     return isinstance(exc, cluster_error) and str(exc) == "TTL exhausted."

@@ -19,7 +19,9 @@ first attempt may have been applied though its answer was lost. So:
   A read-only replica is the exception: after a failover a retry may reach a
   replica that has not seen the earlier attempt, so it is outcome-unknown;
 - a cluster client that gave up after MOVED, ASK or TRYAGAIN alone (a slot
-  being migrated) is :class:`StorageUnavailableError`: no attempt ran;
+  being migrated) is, for a read, :class:`StorageUnavailableError`; for a
+  write, :class:`WriteOutcomeUnknownError` all the same: none of those
+  attempts ran, but an earlier one that timed out may have;
 - an unknown scripting command (plain fakeredis, a proxy without scripts) is
   :class:`ScriptingUnavailableError`: nothing ran;
 - anything else from the append script (it may have failed halfway) is

@@ -177,7 +177,8 @@ def test_an_exception_never_raised_is_ours_and_one_from_the_redis_package_itself
 
 def test_redis_py_cluster_gives_up_with_ttl_exhausted_only_after_redirections() -> None:
     # "TTL exhausted." is raised after the retry loop, which every other error leaves by
-    # raising: so the loop saw only MOVED, ASK or TRYAGAIN, and no attempt ran the command.
+    # raising: so the loop saw only MOVED, ASK or TRYAGAIN, none of which ran the command
+    # (redis-py's outer loop may have resent it after a timeout, so a write may have run).
     import redis.asyncio.cluster
     import redis.cluster
 
