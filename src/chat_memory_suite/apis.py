@@ -211,10 +211,22 @@ class Services:
 
 def selected_apis(config: pytest.Config) -> tuple[str, ...]:
     """The APIs this run drives."""
-    if memory_factory(config) is not None:
-        return ("sync",)  # the adapter's memory, called as it is (sync or async)
     chosen = str(config.getoption("--memory-api"))
+    if memory_factory(config) is not None:
+        if chosen != "both":  # given on the command line: it cannot apply, so say so
+            raise pytest.UsageError(
+                f"--memory-api {chosen} chooses between chat-memory's own sync and async"
+                " services; a --memory-adapter memory is called as it is written (its methods"
+                " sync or async, awaited when they are): drop --memory-api"
+            )
+        return ("sync",)  # the adapter's memory, called as it is (sync or async)
     return APIS if chosen == "both" else (chosen,)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse, once and before collecting, an API choice that cannot apply to the memory."""
+    selected_apis(config)
 
 
 def pytest_report_header(config: pytest.Config) -> str:

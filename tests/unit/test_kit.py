@@ -179,3 +179,13 @@ def test_every_kit_option_is_in_help_before_the_suite_is_switched_on(
         "--bdd-check", "--living-doc",
     ):  # fmt: skip
         assert option in help_text, f"{option} is not in pytest --help"
+
+
+def test_memory_api_with_an_adapter_is_a_clear_error_not_ignored(team: pytest.Pytester) -> None:
+    # Issue 26: --memory-api was silently ignored when an adapter was given.
+    result = team.runpytest_subprocess(
+        "--chat-memory-suite", "--memory-adapter", "mymemory:make_memory",
+        "--memory-api", "async", *QUIET,
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--memory-api async*--memory-adapter memory is called as it is*"])
