@@ -5,28 +5,12 @@ missing server fails this test instead of skipping it.
 """
 
 import asyncio
-import os
 import random
-import shutil
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
 import redis.asyncio
 
 from chat_memory import AsyncMemoryService, Message
 from chat_memory_suite.servers import HOST, ThrowawayServer
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ThrowawayServer]:
-    if shutil.which("redis-server") is None:
-        if os.environ.get("CHAT_MEMORY_REQUIRE_REDIS"):
-            pytest.fail("CHAT_MEMORY_REQUIRE_REDIS is set but redis-server is not installed")
-        pytest.skip("redis-server is not installed (Debian: apt-get install redis-server)")
-    started = ThrowawayServer(tmp_path / "redis").start()
-    yield started
-    started.stop()
 
 
 async def test_a_cancelled_write_is_whole_or_absent_and_its_retry_stores_it_once(

@@ -8,10 +8,6 @@ was not given.
 """
 
 import json
-import os
-import shutil
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import fakeredis
@@ -112,18 +108,6 @@ def test_a_session_with_history_is_refused_without_its_hash_and_nothing_is_writt
     assert isinstance(error, StorageUnavailableError)
     assert "nothing was written" in str(error)
     assert [m["content"] for m in memory.get_context("s")] == ["first"]
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ThrowawayServer]:
-    """A throwaway real redis-server (Lua's own limits are not fakeredis's)."""
-    if shutil.which("redis-server") is None:
-        if os.environ.get("CHAT_MEMORY_REQUIRE_REDIS"):
-            pytest.fail("CHAT_MEMORY_REQUIRE_REDIS is set but redis-server is not installed")
-        pytest.skip("redis-server is not installed (Debian: apt-get install redis-server)")
-    started = ThrowawayServer(tmp_path / "redis").start()
-    yield started
-    started.stop()
 
 
 def test_a_call_of_thousands_of_messages_is_stored_and_recognised_when_retried(
