@@ -20,6 +20,7 @@ from ._core import (
     AppendResult,
     MessageInput,
 )
+from ._durability import Durability
 from ._keys import DEFAULT_NAMESPACE, MAX_SESSION_ID_CHARS, KeyLayout
 from ._message import ROLES, Message, Role, ToolCall
 from ._service import MemoryService
@@ -43,6 +44,7 @@ from .exceptions import (
     InvalidSessionIdError,
     MessageIdConflictError,
     MessageTooLargeError,
+    NotReplicatedError,
     PermissionDeniedError,
     PromptTooLargeError,
     ReplyNotStoredError,
@@ -79,6 +81,7 @@ __all__ = [
     "CompactionConflictError",
     "CorruptEntryError",
     "CorruptMetadataError",
+    "Durability",
     "ForgetResult",
     "ImportResult",
     "InvalidContentError",
@@ -91,6 +94,7 @@ __all__ = [
     "MessageIdConflictError",
     "MessageInput",
     "MessageTooLargeError",
+    "NotReplicatedError",
     "PermissionDeniedError",
     "PromptTooLargeError",
     "ReplyNotStoredError",

@@ -52,6 +52,8 @@ ACL_COMMANDS: Final = (
     # the previous version's append script asks about LPOS in advance: keep it while
     # servers of that version still write, during a rolling deploy (see the README)
     "lpos",
+    # with a durability setting: after each write, wait for replicas to confirm it
+    "wait",
 )
 """Every command the memory sends or runs in its script, in ACL spelling."""
 

@@ -19,6 +19,7 @@ from . import _ops as ops
 from ._chat import text_chunk
 from ._compat import RAW
 from ._core import AppendResult, MessageInput
+from ._durability import confirmed, unconfirmed
 from ._message import Message, Role, ToolCall, message_for
 from ._service import FORGET_BATCH, POP_ATTEMPTS
 from ._shell import ChatShell, MemoryShell
@@ -206,11 +207,11 @@ class AsyncMemoryService(MemoryShell[redis.asyncio.Redis | redis.asyncio.RedisCl
             if isinstance(request, ops.RunScript):
                 # As the sync service: raw bytes, and the script loaded on a server without it.
                 try:
-                    return await self._client.execute_command(*self._evalsha(request), **RAW)
+                    return await self._send(self._evalsha(request), RAW, writes=True)
                 except redis.exceptions.NoScriptError:
                     script = self._script(request.script)
                     script.sha = await self._client.script_load(script.script)
-                    return await self._client.execute_command(*self._evalsha(request), **RAW)
+                    return await self._send(self._evalsha(request), RAW, writes=True)
             if isinstance(request, ops.Ask):
                 assert llm is not None, "only a chat turn asks the model"
                 return await llm.complete(request.messages)
@@ -219,9 +220,28 @@ class AsyncMemoryService(MemoryShell[redis.asyncio.Redis | redis.asyncio.RedisCl
                 summary = summarize(request.messages)
                 return await summary if inspect.isawaitable(summary) else summary
             options = RAW if request.raw else {}
-            return await self._client.execute_command(*request.args, **options)
+            return await self._send(request.args, options, writes=request.writes)
 
         return await ops.arun(operation, perform)
+
+    async def _send(
+        self, command: tuple[Any, ...], options: Mapping[str, Any], *, writes: bool
+    ) -> Any:
+        """Send one command; a write with a durability setting is followed by its WAIT.
+
+        As the sync service: one pipeline, so the WAIT counts this connection's
+        writes (a durability setting is refused for an asyncio cluster client).
+        """
+        durability = self._durability
+        if durability is None or not writes:
+            return await self._client.execute_command(*command, **options)
+        pipe = self._client.pipeline(transaction=False)
+        pipe.execute_command(*command, **options)
+        pipe.execute_command(*durability.wait_command())
+        replies = await pipe.execute(raise_on_error=False)
+        if unconfirmed(durability, replies):
+            await self._client.connection_pool.disconnect(inuse_connections=False)  # type: ignore[union-attr]
+        return confirmed(durability, replies)
 
 
 class AsyncChatService(ChatShell[AsyncMemoryService, AsyncChatModel]):

@@ -33,11 +33,19 @@ from redis.client import NEVER_DECODE as _NEVER_DECODE
 __all__ = [
     "NEVER_DECODE",
     "RAW",
+    "REDIRECTED",
     "REDIS_EXCEPTIONS",
     "internal_failure",
     "no_free_connection",
     "redirected_in_vain",
 ]
+
+REDIRECTED: Final = (
+    redis.exceptions.MovedError,
+    redis.exceptions.AskError,
+    redis.exceptions.TryAgainError,
+)
+"""A cluster node's answer that it ran nothing: the key's slot is served elsewhere."""
 
 NEVER_DECODE: Final = _NEVER_DECODE
 RAW: Final = {NEVER_DECODE: True}

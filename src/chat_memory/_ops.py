@@ -34,6 +34,7 @@ from .exceptions import (
     CompactionConflictError,
     CorruptEntryError,
     InvalidInputError,
+    NotReplicatedError,
     SessionChangedError,
     SessionExistsError,
     WrongKeyTypeError,
@@ -85,6 +86,8 @@ class Command:
 
     args: tuple[Any, ...]
     raw: bool = False
+    writes: bool = False
+    """Whether it changes data: with a durability setting, replicas must confirm it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +115,8 @@ def add_messages(
     call = core.plan_append(session_id, messages)
     try:
         reply = yield RunScript(call.keys, call.args)
+    except NotReplicatedError as short:
+        raise short.with_messages(call.messages) from None
     except REDIS_EXCEPTIONS as exc:
         if not redirected_in_vain(exc):
             raise script_error(exc, keys=call.keys, messages=call.messages) from exc
@@ -127,6 +132,8 @@ def add_messages(
         call = call.declaring(present)
         try:
             reply = yield RunScript(call.keys, call.args)
+        except NotReplicatedError as short:
+            raise short.with_messages(call.messages) from None
         except REDIS_EXCEPTIONS as again:
             raise script_error(again, keys=call.keys, messages=call.messages) from again
     return core.finish_append(call, reply)
@@ -157,7 +164,7 @@ def clear(core: MemoryCore, session_id: str) -> Operation[None]:
     keys = core.session_keys(session_id)
     if core.keys.index() is None:
         try:
-            yield Command(("DEL", *keys))
+            yield Command(("DEL", *keys), writes=True)
         except REDIS_EXCEPTIONS as exc:
             raise storage_error(exc, op=Op.WRITE) from exc
         return
@@ -328,6 +335,10 @@ def _read(command: Command, key: str) -> Operation[Any]:
         raise WrongKeyTypeError(key, text) from exc
 
 
+_THROWN_IN: Final[tuple[type[Exception], ...]] = (*REDIS_EXCEPTIONS, NotReplicatedError)
+"""What a request may fail with that the operation, not the shell, decides the meaning of."""
+
+
 def run(operation: Operation[T], perform: Callable[[Request], Any]) -> T:
     """Drive an operation with blocking I/O: ``perform`` sends each request."""
     reply: Any = None
@@ -339,7 +350,7 @@ def run(operation: Operation[T], perform: Callable[[Request], Any]) -> T:
             return done.value  # type: ignore[no-any-return]
         try:
             reply, error = perform(request), None
-        except REDIS_EXCEPTIONS as exc:
+        except _THROWN_IN as exc:
             reply, error = None, exc
         except Exception as exc:  # only redis-py's own internal failures, see _compat
             reply, error = None, internal_failure(exc)
@@ -358,7 +369,7 @@ async def arun(operation: Operation[T], perform: Callable[[Request], Awaitable[A
             return done.value  # type: ignore[no-any-return]
         try:
             reply, error = await perform(request), None
-        except REDIS_EXCEPTIONS as exc:
+        except _THROWN_IN as exc:
             reply, error = None, exc
         except Exception as exc:  # only redis-py's own internal failures, see _compat
             reply, error = None, internal_failure(exc)

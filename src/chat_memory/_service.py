@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import redis
 
 from . import _ops as ops
-from ._compat import RAW
+from ._compat import RAW, REDIRECTED
 from ._core import AppendResult, MessageInput
+from ._durability import confirmed, unconfirmed
 from ._message import Message, Role, ToolCall, message_for
 from ._shell import MemoryShell
 from ._users import CompactResult, ForgetResult, ImportResult, SessionInfo
@@ -44,6 +45,8 @@ class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
     message id for the ``idempotency_window`` newest ids of the session
     (default: ``max_history``, or 20 if that is larger: every message still in
     the history; a longer window is an opt-in that costs memory per id).
+    With ``durability`` (a :class:`Durability`), every write waits until that
+    many replicas confirm it, or raises :class:`NotReplicatedError`.
     """
 
     def add_message(
@@ -212,11 +215,11 @@ class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
                 # Raw bytes (see _evalsha); a server without the script (restarted, failed
                 # over) is given it, as redis-py's Script does.
                 try:
-                    return self._client.execute_command(*self._evalsha(request), **RAW)  # type: ignore[no-untyped-call]
+                    return self._send(self._evalsha(request), RAW, request.keys[0], writes=True)
                 except redis.exceptions.NoScriptError:
                     script = self._script(request.script)
                     script.sha = self._client.script_load(script.script)
-                    return self._client.execute_command(*self._evalsha(request), **RAW)  # type: ignore[no-untyped-call]
+                    return self._send(self._evalsha(request), RAW, request.keys[0], writes=True)
             if isinstance(request, ops.Ask):
                 assert llm is not None, "only a chat turn asks the model"
                 return llm.complete(request.messages)
@@ -224,6 +227,35 @@ class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
                 assert summarize is not None, "only a compaction summarizes"
                 return summarize(request.messages)
             options = RAW if request.raw else {}
-            return self._client.execute_command(*request.args, **options)  # type: ignore[no-untyped-call]
+            return self._send(request.args, options, request.args[1], writes=request.writes)
 
         return ops.run(operation, perform)
+
+    def _send(
+        self, command: tuple[Any, ...], options: Mapping[str, Any], key: str, *, writes: bool
+    ) -> Any:
+        """Send one command; a write with a durability setting is followed by its WAIT.
+
+        The WAIT goes on the same connection, in one pipeline: it counts the
+        replicas that have every write of its own connection. On a cluster,
+        that is a connection of the node holding ``key``.
+        """
+        durability = self._durability
+        if durability is None or not writes:
+            return self._client.execute_command(*command, **options)  # type: ignore[no-untyped-call]
+        node_client: redis.Redis = self._client  # type: ignore[assignment]
+        if isinstance(self._client, redis.RedisCluster):
+            node = self._client.get_node_from_key(key)  # type: ignore[no-untyped-call]
+            node_client = self._client.get_redis_connection(node)
+        pipe = node_client.pipeline(transaction=False)
+        pipe.execute_command(*command, **options)  # type: ignore[no-untyped-call]
+        pipe.execute_command(*durability.wait_command())  # type: ignore[no-untyped-call]
+        replies = pipe.execute(raise_on_error=False)
+        if isinstance(self._client, redis.RedisCluster) and isinstance(replies[0], REDIRECTED):
+            # The slot is elsewhere or moving: nothing ran on that node. The cluster
+            # client finds the node and writes, but its WAIT would ask another connection.
+            reply = self._client.execute_command(*command, **options)  # type: ignore[no-untyped-call]
+            replies = [reply, redis.exceptions.ResponseError(f"the slot of {key!r} moved")]
+        elif unconfirmed(durability, replies):
+            node_client.connection_pool.disconnect(inuse_connections=False)
+        return confirmed(durability, replies)

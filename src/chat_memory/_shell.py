@@ -16,7 +16,9 @@ import redis.asyncio
 
 from ._budget import TokenCounter, approximate_tokens
 from ._core import APPEND_LUA, DEFAULT_MAX_MESSAGE_BYTES, SESSIONS_LUA, MemoryCore
+from ._durability import Durability
 from ._keys import DEFAULT_NAMESPACE, KeyLayout
+from .exceptions import InvalidInputError
 
 if TYPE_CHECKING:
     from ._chat import ChatCore
@@ -45,6 +47,7 @@ class MemoryShell(Generic[ClientT]):
         idempotency_window: int | None = None,
         clock: Callable[[], float] | None = None,
         token_counter: TokenCounter = approximate_tokens,
+        durability: Durability | None = None,
     ) -> None:
         """Check the settings (:class:`InvalidInputError` names a bad one); nothing is sent yet."""
         self._core = MemoryCore(
@@ -56,6 +59,15 @@ class MemoryShell(Generic[ClientT]):
             clock=clock,
             token_counter=token_counter,
         )
+        if durability is not None and not isinstance(durability, Durability):
+            raise InvalidInputError(f"durability must be a Durability or None, not {durability!r}")
+        if durability is not None and isinstance(client, redis.asyncio.RedisCluster):
+            raise InvalidInputError(
+                "durability needs WAIT on the connection that wrote, which redis-py's asyncio"
+                " cluster client does not expose: use a durability setting with"
+                " redis.RedisCluster, redis.asyncio.Redis or a Sentinel client"
+            )
+        self._durability = durability
         self._client: ClientT = client
         self._append: Any = client.register_script(APPEND_LUA)
         self._sessions: Any = client.register_script(SESSIONS_LUA)
@@ -105,6 +117,11 @@ class MemoryShell(Generic[ClientT]):
     def idempotency_window(self) -> int:
         """How many of a session's newest message ids are remembered, to skip retries."""
         return self._core.idempotency_window
+
+    @property
+    def durability(self) -> Durability | None:
+        """How many replicas confirm each write before it returns (None: no wait)."""
+        return self._durability
 
     @property
     def token_counter(self) -> TokenCounter:

@@ -47,6 +47,7 @@ __all__ = [
     "InvalidSessionIdError",
     "MessageIdConflictError",
     "MessageTooLargeError",
+    "NotReplicatedError",
     "PermissionDeniedError",
     "PromptTooLargeError",
     "ReplyNotStoredError",
@@ -250,6 +251,54 @@ class WriteOutcomeUnknownError(StorageError):
         """Describe the failed write and keep its messages for a retry."""
         super().__init__(description)
         self.messages: list[Message] = list(messages)
+
+
+class NotReplicatedError(WriteOutcomeUnknownError):
+    """A write is stored on the primary, but fewer replicas confirmed it than asked.
+
+    Raised only with a :class:`~chat_memory.Durability` setting, after Redis's
+    ``WAIT`` counted ``confirmed`` of the ``wanted`` replicas within ``timeout``
+    seconds. The write happened on the primary and reads there return it; a
+    failover before the replicas catch up could lose it. Retrying with the same
+    message ids (``messages``, as for any :class:`WriteOutcomeUnknownError`) is
+    safe: an id already stored is not appended again, and the retry waits for
+    the replicas once more.
+    """
+
+    def __init__(
+        self,
+        *,
+        confirmed: int,
+        wanted: int,
+        timeout: float,
+        reply: object = None,
+        reason: str | None = None,
+        messages: Sequence[Message] = (),
+    ) -> None:
+        """Say how many replicas confirmed the write, of how many asked for."""
+        why = f" ({reason})" if reason else ""
+        super().__init__(
+            f"the write is stored on the primary but confirmed by {confirmed} of {wanted}"
+            f" replica(s) within {timeout:g} s{why}: a failover now could lose it; a retry"
+            " with the same message ids is safe",
+            messages,
+        )
+        self.confirmed = confirmed
+        self.wanted = wanted
+        self.timeout = timeout
+        self.reply = reply
+        self.reason = reason
+
+    def with_messages(self, messages: Sequence[Message]) -> NotReplicatedError:
+        """Return this error carrying the messages of the write, for a retry."""
+        return NotReplicatedError(
+            confirmed=self.confirmed,
+            wanted=self.wanted,
+            timeout=self.timeout,
+            reply=self.reply,
+            reason=self.reason,
+            messages=messages,
+        )
 
 
 def check_whole_number(name: str, value: object, minimum: int, maximum: int | None = None) -> int:

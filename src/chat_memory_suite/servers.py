@@ -1,4 +1,4 @@
-"""Throwaway Redis servers on loopback, for the suite: one to break, or a 3-master cluster.
+"""Throwaway Redis servers on loopback: one to break, a cluster, or a Sentinel-watched primary.
 
 Process management is mirakuru's (the library pytest-redis uses for one server);
 this module only lays out the servers, breaks them on request (stop, pause,
@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 
 import port_for
@@ -251,6 +251,197 @@ class ThrowawayServer:
             ssl_ca_certs=str(self.tls_ca),
             ssl_check_hostname=False,
         )
+
+
+SERVICE = "chat-memory"
+"""The name the Sentinels know the throwaway primary by."""
+DOWN_AFTER_MS = 1000
+"""How long a primary is unreachable before a Sentinel deems it down."""
+
+
+def sentinel_url(sentinels: Sequence[tuple[str, int]], service: str = SERVICE) -> str:
+    """Name a Sentinel-watched primary: ``redis+sentinel://HOST:PORT,HOST:PORT/SERVICE``.
+
+    redis-py has no URL for it; the suite uses this one to pass it around.
+    """
+    return "redis+sentinel://" + ",".join(f"{h}:{p}" for h, p in sentinels) + f"/{service}"
+
+
+def parse_sentinel_url(url: str) -> tuple[list[tuple[str, int]], str]:
+    """Return the Sentinels' addresses and the service a :func:`sentinel_url` names."""
+    hosts, _, service = url.removeprefix("redis+sentinel://").partition("/")
+    addresses = []
+    for address in hosts.split(","):
+        host, _, port = address.rpartition(":")
+        addresses.append((host, int(port)))
+    return addresses, service or SERVICE
+
+
+class SentinelGroup:
+    """A throwaway primary, its replicas and three Sentinels, on loopback.
+
+    The primary can be killed (SIGKILL) or paused (SIGSTOP): the Sentinels,
+    deeming it down after a second, promote the replica that has the most of
+    its writes, as in production. Nothing is persisted to disk.
+    """
+
+    def __init__(self, workdir: Path, *, replicas: int = 2, sentinels: int = 3) -> None:
+        """Lay out the servers in ``workdir``; nothing starts yet."""
+        self.workdir = workdir
+        self._replicas = replicas
+        self._sentinel_count = sentinels
+        self.servers: dict[int, TCPExecutor] = {}
+        self.sentinels: list[tuple[str, int]] = []
+        self._sentinel_processes: list[TCPExecutor] = []
+        self._paused: set[int] = set()
+
+    @property
+    def url(self) -> str:
+        """The :func:`sentinel_url` of the group."""
+        return sentinel_url(self.sentinels)
+
+    def start(self) -> SentinelGroup:
+        """Start the primary, its replicas once in sync, then the Sentinels."""
+        ports: list[int] = []
+        for _ in range(1 + self._replicas + self._sentinel_count):
+            ports.append(port_for.select_random(exclude_ports=ports))
+        primary, replicas = ports[0], ports[1 : 1 + self._replicas]
+        self._server(primary)
+        for port in replicas:
+            self._server(port, "--replicaof", HOST, str(primary))
+        self._wait_for_replicas(primary, len(replicas))
+        for port in ports[1 + self._replicas :]:
+            conf = self.workdir / f"sentinel-{port}.conf"
+            conf.write_text(
+                f"port {port}\nbind {HOST}\ndir {self.workdir}\n"
+                f"sentinel monitor {SERVICE} {HOST} {primary} 2\n"
+                f"sentinel down-after-milliseconds {SERVICE} {DOWN_AFTER_MS}\n"
+                f"sentinel failover-timeout {SERVICE} 10000\n"
+                f"sentinel parallel-syncs {SERVICE} 1\n",
+                encoding="utf-8",
+            )
+            process = TCPExecutor(
+                [_binary("redis-sentinel"), str(conf)], host=HOST, port=port, timeout=READY_SECONDS
+            )
+            process.start()
+            self._sentinel_processes.append(process)
+            self.sentinels.append((HOST, port))
+        self._wait_for_sentinels(primary)
+        return self
+
+    def _server(self, port: int, *options: str) -> None:
+        server_dir = self.workdir / str(port)
+        server_dir.mkdir(parents=True)
+        command = [
+            _binary("redis-server"),
+            "--port", str(port),
+            "--bind", HOST,
+            "--dir", str(server_dir),
+            "--save", "",
+            "--appendonly", "no",
+            *options,
+        ]  # fmt: skip
+        process = TCPExecutor(command, host=HOST, port=port, timeout=READY_SECONDS)
+        process.start()
+        self.servers[port] = process
+
+    def _wait_for_replicas(self, primary: int, count: int) -> None:
+        deadline = time.monotonic() + READY_SECONDS
+        with redis.Redis(host=HOST, port=primary) as client:
+            while (
+                sum(
+                    1
+                    for name, value in client.info("replication").items()
+                    if name.startswith("slave")
+                    and isinstance(value, dict)
+                    and value.get("state") == "online"
+                )
+                < count
+            ):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the replicas of {primary} did not connect")
+                time.sleep(0.05)
+
+    def _wait_for_sentinels(self, primary: int) -> None:
+        deadline = time.monotonic() + READY_SECONDS
+        for host, port in self.sentinels:
+            with redis.Redis(host=host, port=port) as sentinel:
+                while True:
+                    known = sentinel.sentinel_master(SERVICE)
+                    if (
+                        int(known.get("num-other-sentinels", 0)) >= len(self.sentinels) - 1
+                        and int(known.get("num-slaves", 0)) >= self._replicas
+                    ):
+                        break
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"the Sentinels did not all see the primary {primary}")
+                    time.sleep(0.05)
+
+    def primary_port(self) -> int:
+        """Return the port of the primary the Sentinels name now."""
+        host, port = self.sentinels[0]
+        with redis.Redis(host=host, port=port) as sentinel:
+            _, named = sentinel.sentinel_get_master_addr_by_name(SERVICE)
+        return int(named)
+
+    def kill_primary(self) -> int:
+        """Kill the primary outright (SIGKILL), as a crashed host; return its port."""
+        port = self.primary_port()
+        process = self.servers.pop(port)
+        assert process.process is not None
+        os.kill(process.process.pid, signal.SIGKILL)
+        process.process.wait()
+        return port
+
+    def pause_primary(self) -> int:
+        """Freeze the primary (SIGSTOP): connections stay open, nothing is answered."""
+        port = self.primary_port()
+        process = self.servers[port].process
+        assert process is not None
+        os.kill(process.pid, signal.SIGSTOP)
+        self._paused.add(port)
+        return port
+
+    def resume(self, port: int) -> None:
+        """Let a frozen server go on (SIGCONT): the Sentinels make it a replica."""
+        process = self.servers[port].process
+        if process is not None:
+            os.kill(process.pid, signal.SIGCONT)
+        self._paused.discard(port)
+
+    def wait_for_new_primary(self, old: int, seconds: float) -> int:
+        """Wait until every Sentinel names a primary other than ``old``; return its port."""
+        deadline = time.monotonic() + seconds
+        while True:
+            named = set()
+            for host, port in self.sentinels:
+                with redis.Redis(host=host, port=port, socket_timeout=1) as sentinel:
+                    named.add(int(sentinel.sentinel_get_master_addr_by_name(SERVICE)[1]))
+            if len(named) == 1 and old not in named:
+                return named.pop()
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no Sentinel promoted a replica within {seconds} s")
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        """Stop every process of the group."""
+        for port in list(self._paused):
+            self.resume(port)
+        for process in [*self._sentinel_processes, *self.servers.values()]:
+            with suppress(Exception):  # a process already gone is stopped
+                process.stop()
+        self._sentinel_processes.clear()
+        self.servers.clear()
+
+
+@contextmanager
+def sentinel_group(workdir: Path, *, replicas: int = 2) -> Iterator[SentinelGroup]:
+    """Run a :class:`SentinelGroup` in ``workdir`` until the block ends."""
+    group = SentinelGroup(workdir, replicas=replicas)
+    try:
+        yield group.start()
+    finally:
+        group.stop()
 
 
 def _serve_until_stopped() -> None:
