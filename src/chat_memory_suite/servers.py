@@ -339,6 +339,8 @@ class SentinelGroup:
             "--dir", str(server_dir),
             "--save", "",
             "--appendonly", "no",
+            "--repl-diskless-sync-delay", "0",  # a replica syncs at once, not after 5 s
+            "--shutdown-timeout", "0",  # a primary stops without waiting for its replicas
             *options,
         ]  # fmt: skip
         process = TCPExecutor(command, host=HOST, port=port, timeout=READY_SECONDS)

@@ -1,0 +1,149 @@
+"""The durability setting: every write waits for replicas, and too few is a typed error.
+
+On a real primary with one replica (both throwaway redis-servers): a write the
+replica confirms returns; with the replica frozen, the write is stored on the
+primary and the caller gets NotReplicatedError, and a retry with the same ids
+appends nothing twice. Dropping the WAIT from the write path fails these tests.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+import redis
+import redis.asyncio
+
+from chat_memory import (
+    AsyncMemoryService,
+    Durability,
+    InvalidInputError,
+    MemoryService,
+    NotReplicatedError,
+    WriteOutcomeUnknownError,
+)
+from chat_memory_suite.servers import HOST, ThrowawayServer
+
+
+@pytest.fixture
+def replica(server: ThrowawayServer, tmp_path: Path) -> Iterator[ThrowawayServer]:
+    """A replica of ``server``, in sync before the test starts."""
+    with server.admin() as primary:  # no 5 s wait before the first sync, none at shutdown
+        primary.config_set("repl-diskless-sync-delay", 0)
+        primary.config_set("shutdown-timeout", 0)
+    started = ThrowawayServer(tmp_path / "replica", "--replicaof", HOST, str(server.port)).start()
+    with server.admin() as primary:
+        for _ in range(200):
+            if any(
+                isinstance(value, dict) and value.get("state") == "online"
+                for value in primary.info("replication").values()
+            ):
+                break
+            primary.execute_command("WAIT", 1, 50)
+    yield started
+    started.stop()
+
+
+def test_a_write_the_replica_confirms_returns_and_is_on_the_replica(
+    server: ThrowawayServer, replica: ThrowawayServer
+) -> None:
+    with server.admin() as client, replica.admin() as read_replica:
+        memory = MemoryService(client, durability=Durability(replicas=1, timeout=2))
+        stored = memory.add_message("s", "user", "hello")
+        copy = MemoryService(read_replica)
+        assert [m.id for m in copy.get_messages("s")] == [stored.id]
+        assert client.info("commandstats")["cmdstat_wait"]["calls"] >= 1
+
+
+def test_a_write_no_replica_confirms_is_a_typed_error_and_a_retry_is_safe(
+    server: ThrowawayServer, replica: ThrowawayServer
+) -> None:
+    with server.admin() as client:
+        memory = MemoryService(client, durability=Durability(replicas=1, timeout=0.2))
+        replica.pause()
+        try:
+            with pytest.raises(NotReplicatedError) as raised:
+                memory.add_message("s", "user", "hello", message_id="m1")
+        finally:
+            replica.resume()
+        error = raised.value
+        assert isinstance(error, WriteOutcomeUnknownError)
+        assert (error.confirmed, error.wanted, error.may_have_written) == (0, 1, True)
+        assert [m.id for m in error.messages] == ["m1"]
+        assert "stored on the primary but confirmed by 0 of 1 replica" in str(error)
+        assert [m.id for m in MemoryService(client).get_messages("s")] == ["m1"]
+        retried = memory.add_messages("s", error.messages)
+        assert retried.already_stored == list(retried)
+        assert [m.content for m in memory.get_messages("s")] == ["hello"]
+
+
+def test_clearing_waits_for_the_replica_too(
+    server: ThrowawayServer, replica: ThrowawayServer
+) -> None:
+    with server.admin() as client:
+        memory = MemoryService(client, durability=Durability(replicas=1, timeout=0.2))
+        memory.add_message("s", "user", "hello")
+        replica.pause()
+        try:
+            with pytest.raises(NotReplicatedError):
+                memory.clear("s")
+        finally:
+            replica.resume()
+        assert memory.get_messages("s") == []
+
+
+def test_reads_do_not_wait(server: ThrowawayServer) -> None:
+    with server.admin() as client:
+        memory = MemoryService(client, durability=Durability(replicas=1, timeout=0.05))
+        assert memory.get_messages("s") == []
+        assert memory.ttl("s") is None
+        assert "cmdstat_wait" not in client.info("commandstats")
+
+
+async def test_the_async_service_waits_and_reports_the_same(
+    server: ThrowawayServer, replica: ThrowawayServer
+) -> None:
+    client = redis.asyncio.Redis(host=HOST, port=server.port)
+    try:
+        memory = AsyncMemoryService(client, durability=Durability(replicas=1, timeout=0.2))
+        await memory.add_message("s", "user", "confirmed")
+        replica.pause()
+        try:
+            with pytest.raises(NotReplicatedError) as raised:
+                await memory.add_message("s", "user", "unconfirmed", message_id="m2")
+        finally:
+            replica.resume()
+        assert [m.id for m in raised.value.messages] == ["m2"]
+        await memory.add_messages("s", raised.value.messages)
+        assert [m.content for m in await memory.get_messages("s")] == [
+            "confirmed",
+            "unconfirmed",
+        ]
+    finally:
+        await client.aclose()
+
+
+@pytest.mark.parametrize(
+    ("replicas", "timeout"),
+    [(0, 1.0), (True, 1.0), (1.5, 1.0), (1, 0), (1, -1), (1, math.inf), (1, math.nan),
+     (1, True), (1, timedelta(0)), (1, 3601)],
+)  # fmt: skip
+def test_a_setting_wait_cannot_take_is_refused_by_name(replicas: object, timeout: object) -> None:
+    with pytest.raises(InvalidInputError, match="durability"):
+        Durability(replicas=replicas, timeout=timeout)  # type: ignore[arg-type]
+
+
+def test_a_timeout_is_sent_in_whole_milliseconds() -> None:
+    assert Durability(2, timedelta(milliseconds=1500)).wait_command() == ("WAIT", 2, 1500)
+    assert Durability(1, 0.0001).timeout_ms == 1
+
+
+def test_durability_must_be_a_setting_and_not_on_an_asyncio_cluster() -> None:
+    with pytest.raises(InvalidInputError, match="durability must be a Durability"):
+        MemoryService(redis.Redis(), durability=1)  # type: ignore[arg-type]
+    cluster = redis.asyncio.RedisCluster(host=HOST, port=1)
+    with pytest.raises(InvalidInputError, match="asyncio cluster"):
+        AsyncMemoryService(cluster, durability=Durability())
