@@ -7,7 +7,10 @@ Three backends, chosen on the command line:
   or ``TEST_REDIS_HOST``/``TEST_REDIS_PORT``), or ``--redis-server`` to start a
   throwaway ``redis-server`` (through pytest-redis);
 - a Redis Cluster: ``--redis-cluster`` with ``--redis-url`` naming any node,
-  or alone to start a throwaway 3-master cluster on loopback.
+  or alone to start a throwaway 3-master cluster on loopback;
+- a primary with replicas watched by Sentinel: ``--redis-sentinel`` starts a
+  throwaway primary, two replicas and three ``redis-sentinel`` processes, and
+  every client is ``Sentinel(...).master_for(...)``, as an application's.
 
 A real server is treated as shared: every scenario works in a namespace of its
 own and deletes only its own keys afterwards (never FLUSHDB).
@@ -28,16 +31,18 @@ import pytest
 import redis
 import redis.asyncio
 import redis.asyncio.retry
+import redis.asyncio.sentinel
 import redis.retry
+import redis.sentinel
 from redis.backoff import ExponentialBackoff
 
 from chat_memory import DEFAULT_NAMESPACE, KeyLayout
 
-from .servers import throwaway_cluster
+from .servers import parse_sentinel_url, sentinel_group, throwaway_cluster
 
 RedisClient = redis.Redis | redis.RedisCluster
 AsyncRedisClient = redis.asyncio.Redis | redis.asyncio.RedisCluster
-Kind = Literal["fakeredis", "redis", "cluster"]
+Kind = Literal["fakeredis", "redis", "cluster", "sentinel"]
 
 BACKEND_KEY = pytest.StashKey["Backend"]()
 FAULT_SECONDS = 60
@@ -61,7 +66,10 @@ class Backend:
         """Return a one-line description for the pytest header and reports."""
         if self.kind == "fakeredis":
             return "fakeredis (a fresh in-process server per scenario)"
-        label = "Redis Cluster" if self.kind == "cluster" else "Redis server"
+        label = {
+            "cluster": "Redis Cluster",
+            "sentinel": "primary with 2 replicas and 3 Sentinels",
+        }.get(self.kind, "Redis server")
         where = f"at {self.url}" if self.url else "on a free loopback port"
         origin = "throwaway, started by the suite" if self.started_here else "given"
         return f"{label} {where} ({origin})"
@@ -94,6 +102,12 @@ class ClientRecipe:
         assert self.url is not None
         if self.kind == "cluster":
             return redis.RedisCluster.from_url(self.url, **options)
+        if self.kind == "sentinel":
+            sentinels, service = parse_sentinel_url(self.url)
+            primary: redis.Redis = redis.sentinel.Sentinel(sentinels, socket_timeout=2).master_for(
+                service, **options
+            )
+            return primary
         return redis.Redis.from_url(self.url, **options)
 
     def asyncio(self, *, shared_by: int | None = None, **extra: Any) -> AsyncRedisClient:
@@ -109,6 +123,11 @@ class ClientRecipe:
         assert self.url is not None
         if self.kind == "cluster":
             return redis.asyncio.RedisCluster.from_url(self.url, **options)
+        if self.kind == "sentinel":
+            sentinels, service = parse_sentinel_url(self.url)
+            return _closing_sentinels(
+                redis.asyncio.sentinel.Sentinel(sentinels, socket_timeout=2), service, options
+            )
         if shared_by is not None:
             pool = redis.asyncio.BlockingConnectionPool.from_url(
                 self.url, max_connections=min(shared_by, 50), **options
@@ -124,6 +143,27 @@ class ClientRecipe:
         return options
 
 
+def _closing_sentinels(
+    sentinel: redis.asyncio.sentinel.Sentinel, service: str, options: dict[str, Any]
+) -> redis.asyncio.Redis:
+    """Return the primary's asyncio client; closing it closes the Sentinels' clients too.
+
+    redis-py's asyncio ``Sentinel`` keeps a client of each Sentinel open, and
+    has no close of its own; left to the garbage collector, their transports
+    warn that they were never closed.
+    """
+    primary: redis.asyncio.Redis = sentinel.master_for(service, **options)
+    close_primary = primary.aclose
+
+    async def aclose(close_connection_pool: bool | None = None) -> None:
+        await close_primary(close_connection_pool)
+        for client in sentinel.sentinels:
+            await client.aclose()
+
+    primary.aclose = aclose  # type: ignore[method-assign]
+    return primary
+
+
 def _given_url(config: pytest.Config) -> str | None:
     url: str | None = config.getoption("--redis-url") or os.environ.get("TEST_REDIS_URL")
     if url:
@@ -137,8 +177,10 @@ def _given_url(config: pytest.Config) -> str | None:
 def pytest_configure(config: pytest.Config) -> None:
     """Decide the backend once, before the header is printed; refuse one that cannot work."""
     url = _given_url(config)
-    starts_servers = config.getoption("--redis-server") or (
-        config.getoption("--redis-cluster") and not url
+    starts_servers = (
+        config.getoption("--redis-server")
+        or config.getoption("--redis-sentinel")
+        or (config.getoption("--redis-cluster") and not url)
     )
     if starts_servers and shutil.which("redis-server") is None:
         raise pytest.UsageError(
@@ -146,7 +188,19 @@ def pytest_configure(config: pytest.Config) -> None:
             " not installed (Debian: apt-get install redis-server); or point at a running"
             " server with --redis-url"
         )
-    if config.getoption("--redis-cluster"):
+    if config.getoption("--redis-sentinel"):
+        if shutil.which("redis-sentinel") is None:
+            raise pytest.UsageError(
+                "--redis-sentinel starts throwaway Sentinels, but redis-sentinel is not"
+                " installed (Debian: apt-get install redis-sentinel)"
+            )
+        if url or config.getoption("--redis-cluster") or config.getoption("--redis-server"):
+            raise pytest.UsageError(
+                "--redis-sentinel starts its own primary, replicas and Sentinels: drop"
+                " --redis-url, --redis-server and --redis-cluster"
+            )
+        config.stash[BACKEND_KEY] = Backend("sentinel", None, started_here=True)
+    elif config.getoption("--redis-cluster"):
         config.stash[BACKEND_KEY] = Backend("cluster", url, started_here=url is None)
     elif config.getoption("--redis-server"):
         if url:
@@ -176,13 +230,36 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         client.close()
 
 
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """List what each failover scenario without the durability setting measured it lost."""
+    lines = [
+        f"{report.nodeid}: {value}"
+        for reports in terminalreporter.stats.values()
+        for report in reports
+        if isinstance(report, pytest.TestReport) and report.when == "call"
+        for name, value in report.user_properties
+        if name == "acknowledged messages lost"
+    ]
+    if lines:
+        terminalreporter.section("acknowledged messages lost in failovers (measured)")
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
 def pytest_report_header(config: pytest.Config) -> str:
     """Name the backend in the pytest header."""
     return f"chat-memory backend: {config.stash[BACKEND_KEY].describe()}"
 
 
 _NEEDS = {
-    "real_redis": ({"redis", "cluster"}, "needs a real Redis server: run with --redis-server"),
+    "real_redis": (
+        {"redis", "cluster", "sentinel"},
+        "needs a real Redis server: run with --redis-server",
+    ),
+    "failover": (
+        {"sentinel"},
+        "fails a primary over to a replica: run with --redis-sentinel",
+    ),
     "faults": ({"redis", "cluster"}, "breaks throwaway redis-servers: run with --redis-server"),
     "cluster": ({"cluster"}, "needs a Redis Cluster: run with --redis-cluster"),
 }
@@ -195,7 +272,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for marker, (kinds, reason) in _NEEDS.items():
             if item.get_closest_marker(marker) and kind not in kinds:
                 item.add_marker(pytest.mark.skip(reason=f"{reason} (this run: {kind})"))
-        if item.get_closest_marker("faults") and not item.get_closest_marker("timeout"):
+        breaks = item.get_closest_marker("faults") or item.get_closest_marker("failover")
+        if breaks and not item.get_closest_marker("timeout"):
             item.add_marker(pytest.mark.timeout(FAULT_SECONDS))
 
 
@@ -211,6 +289,11 @@ def redis_backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
             request.getfixturevalue("tmp_path_factory").mktemp("cluster")
         ) as url:
             yield _recorded(request.config, Backend("cluster", url, started_here=True))
+        return
+    elif backend.started_here and backend.kind == "sentinel":
+        workdir = request.getfixturevalue("tmp_path_factory").mktemp("sentinel")
+        with sentinel_group(workdir) as group:
+            yield _recorded(request.config, Backend("sentinel", group.url, started_here=True))
         return
     yield _recorded(request.config, backend)
 

@@ -56,6 +56,7 @@ STEPS = tuple(
         "compaction",
         "agents",
         "langchain",
+        "failover",
     )
 )
 """The step definitions, one module per domain concept (``steps/`` in the repository)."""
@@ -108,6 +109,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--redis-cluster",
         action="store_true",
         help="use a Redis Cluster: the node --redis-url names, or a throwaway 3-master cluster",
+    )
+    group.addoption(
+        "--redis-sentinel",
+        action="store_true",
+        help="start a throwaway primary, 2 replicas and 3 redis-sentinel processes, and reach"
+        " the primary through Sentinel (the @failover scenarios run only here)",
     )
     # the step catalog (catalog.py), the feature files' check (check.py), the living doc
     group.addoption("--bdd-steps", action="store_true", help="print the step catalog and exit")
@@ -192,6 +199,7 @@ MARKERS = (
     "real_redis: needs a real Redis server (skipped on fakeredis)",
     "cluster: needs a Redis Cluster (skipped elsewhere)",
     "faults: breaks throwaway redis-server processes of its own (run with a real backend)",
+    "failover: kills or pauses a primary watched by Sentinel (run with --redis-sentinel)",
     "storage_contract: pins the exact key and entry format other services rely on",
     "llm_smoke: talks to a real OpenAI-compatible model (skipped unless LLM_BASE_URL is set)",
     "permission_precheck: needs a server that checks a script's permissions in advance (Redis 7+)",

@@ -1,0 +1,43 @@
+@failover
+Feature: Failover
+  Teams that outgrow one Redis run a primary with replicas, and Sentinel
+  promotes a replica when the primary fails. Replication is asynchronous: a
+  message the primary acknowledged may not have reached the replica that is
+  promoted. With the durability setting, every write waits until a replica
+  confirms it, and no acknowledged message is lost; without it, the loss is
+  measured and reported, never hidden.
+
+  Background:
+    Given the memory runs on a primary with 2 replicas watched by 3 Sentinels
+
+  Rule: With the durability setting, no acknowledged message is lost when the primary fails
+
+    Scenario: The primary is killed while writers append, every write confirmed by a replica
+      Given every write waits for 1 replica to confirm it within 500 milliseconds
+      When 4 writers append for 6 seconds while the primary is killed after 1 second
+      Then a replica was promoted and writes resumed within 10 seconds of the failure
+      And every failed call raised one of the memory's typed storage errors
+      And every acknowledged message is stored exactly once, in its writer's order
+
+    Scenario: The primary is paused while writers append, every write confirmed by a replica
+      Given every write waits for 1 replica to confirm it within 500 milliseconds
+      When 4 writers append for 6 seconds while the primary is paused after 1 second
+      Then a replica was promoted and writes resumed within 10 seconds of the failure
+      And every failed call raised one of the memory's typed storage errors
+      And every acknowledged message is stored exactly once, in its writer's order
+
+  Rule: Without it, what a failover loses is measured and reported
+
+    Scenario: The primary is killed while writers append, without waiting for replicas
+      When 4 writers append for 6 seconds while the primary is killed after 1 second
+      Then a replica was promoted and writes resumed within 10 seconds of the failure
+      And every failed call raised one of the memory's typed storage errors
+      And every stored message is stored once, in its writer's order
+      And the acknowledged messages lost are counted and reported
+
+    Scenario: The primary is paused while writers append, without waiting for replicas
+      When 4 writers append for 6 seconds while the primary is paused after 1 second
+      Then a replica was promoted and writes resumed within 10 seconds of the failure
+      And every failed call raised one of the memory's typed storage errors
+      And every stored message is stored once, in its writer's order
+      And the acknowledged messages lost are counted and reported
