@@ -125,6 +125,8 @@ class ClientRecipe:
             return redis.asyncio.RedisCluster.from_url(self.url, **options)
         if self.kind == "sentinel":
             sentinels, service = parse_sentinel_url(self.url)
+            if shared_by is not None:  # redis-py has no blocking pool for Sentinel: one each
+                options.setdefault("max_connections", max(shared_by, 100))
             return _closing_sentinels(
                 redis.asyncio.sentinel.Sentinel(sentinels, socket_timeout=2), service, options
             )
