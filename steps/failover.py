@@ -3,9 +3,13 @@
 Usage::
 
     Given the memory runs on a primary with 2 replicas watched by 3 Sentinels
+    Given the memory runs on a cluster of its own with a replica per master
     Given every write waits for 1 replica to confirm it within 500 milliseconds
     When 4 writers append for 6 seconds while the primary is killed after 1 second
     When 4 writers append for 6 seconds while the primary is paused after 1 second
+    When 4 writers append for 6 seconds while the first writer's master is killed after 1 second
+    Then the first writer's writes after the promotion were stored but reported as not confirmed
+    Then the other writers' writes were acknowledged throughout
     Then a replica was promoted and writes resumed within 10 seconds of the failure
     Then every failed call raised one of the memory's typed storage errors
     Then every acknowledged message is stored exactly once, in its writer's order
@@ -13,7 +17,8 @@ Usage::
     Then the acknowledged messages lost are counted and reported
 
 Each scenario gets a group of its own (a throwaway primary, two replicas and
-three ``redis-sentinel`` processes), since it breaks the primary. Writers
+three ``redis-sentinel`` processes, or a 3-master cluster with a replica per
+master), since it breaks a primary. Writers
 (sync or asyncio, as the scenario's API) reach the primary as the README
 advises: through Sentinel, half a second to connect, two seconds to answer,
 three quick retries; a writer that gets an error retries the same message id
@@ -33,9 +38,17 @@ from pathlib import Path
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from chat_memory import AsyncMemoryService, Durability, MemoryService, StorageError
+from chat_memory import (
+    DEFAULT_NAMESPACE,
+    AsyncMemoryService,
+    Durability,
+    KeyLayout,
+    MemoryService,
+    NotReplicatedError,
+    StorageError,
+)
 from chat_memory_suite.backends import ClientRecipe
-from chat_memory_suite.servers import SentinelGroup
+from chat_memory_suite.servers import ReplicatedCluster, SentinelGroup
 
 FAILOVER_SECONDS = 30.0
 """The longest a promotion may take before the scenario fails (loopback takes 2 to 4 s)."""
@@ -64,7 +77,7 @@ class Writer:
 class Failover:
     """The scenario's group, how its writers reach it, and what happened."""
 
-    group: SentinelGroup
+    group: SentinelGroup | ReplicatedCluster
     api: str = "sync"
     durability: Durability | None = None
     writers: list[Writer] = field(default_factory=list)
@@ -72,10 +85,14 @@ class Failover:
     promoted_at: float = 0.0
 
     def recipe(self) -> ClientRecipe:
-        """Clients as the README advises for a Sentinel-watched primary."""
+        """Clients as the README advises for a Sentinel-watched primary, or a cluster."""
+        if isinstance(self.group, ReplicatedCluster):
+            kind, url = "cluster", self.group.live_url()
+        else:
+            kind, url = "sentinel", self.group.url
         return ClientRecipe(
-            "sentinel",
-            self.group.url,
+            kind,  # type: ignore[arg-type]
+            url,
             options=(("socket_timeout", 2.0), ("socket_connect_timeout", 0.5)),
             retry=(0.25, 0.025, 3),
         )
@@ -104,6 +121,24 @@ def primary_with_replicas(tmp_path: Path, memory_api: str) -> Iterator[Failover]
         yield Failover(group.start(), api=memory_api)
     finally:
         group.stop()
+
+
+@given(
+    "the memory runs on a cluster of its own with a replica per master",
+    target_fixture="failover",
+)
+def cluster_with_replicas(tmp_path: Path, memory_api: str) -> Iterator[Failover]:
+    """A throwaway 3-master cluster, each master with a replica, which the cluster promotes.
+
+    Given the memory runs on a cluster of its own with a replica per master
+    """
+    if memory_api == "async":
+        pytest.skip(
+            "redis-py's asyncio cluster client cannot take the durability setting"
+            " (the WAIT must share the writing connection): the sync API runs it"
+        )
+    with ReplicatedCluster(tmp_path / "cluster", replicas=1, node_timeout_ms=2000) as cluster:
+        yield Failover(cluster, api=memory_api)
 
 
 @given(
@@ -159,6 +194,33 @@ async def _write_async(failover: Failover, writer: Writer, until: float) -> None
         await client.aclose()
 
 
+def _through_failure(failover: Failover, count: int, seconds: int, fail: str) -> None:
+    """Run the writers, fail a primary after 1 s, wait for the promotion, let them finish."""
+    start = time.monotonic()
+    failover.writers = [Writer(k) for k in range(count)]
+    threads = [
+        threading.Thread(target=_write, args=(failover, w, start + seconds), daemon=True)
+        for w in failover.writers
+    ]
+    for thread in threads:
+        thread.start()
+    time.sleep(1.0)
+    failover.failed_at = time.monotonic()
+    group = failover.group
+    if isinstance(group, ReplicatedCluster):
+        key = KeyLayout(DEFAULT_NAMESPACE).history(failover.writers[0].session)
+        group.wait_for_new_master_of(key, group.kill_master_of(key), FAILOVER_SECONDS)
+    else:
+        old = group.kill_primary() if fail == "killed" else group.pause_primary()
+        group.wait_for_new_primary(old, FAILOVER_SECONDS)
+        if fail == "paused":
+            group.resume(old)
+    failover.promoted_at = time.monotonic()
+    for thread in threads:
+        thread.join(seconds + FAILOVER_SECONDS)
+        assert not thread.is_alive(), "a writer never returned"
+
+
 @when(
     parsers.re(
         r"(?P<count>\d+) writers append for (?P<seconds>\d+) seconds while the primary is"
@@ -173,24 +235,46 @@ def writers_through_failover(failover: Failover, count: str, seconds: str, fault
 
     When 4 writers append for 6 seconds while the primary is killed after 1 second
     """
-    start = time.monotonic()
-    failover.writers = [Writer(k) for k in range(int(count))]
-    threads = [
-        threading.Thread(target=_write, args=(failover, w, start + int(seconds)), daemon=True)
-        for w in failover.writers
-    ]
-    for thread in threads:
-        thread.start()
-    time.sleep(1.0)
-    failover.failed_at = time.monotonic()
-    old = failover.group.kill_primary() if fault == "killed" else failover.group.pause_primary()
-    failover.group.wait_for_new_primary(old, FAILOVER_SECONDS)
-    failover.promoted_at = time.monotonic()
-    if fault == "paused":
-        failover.group.resume(old)
-    for thread in threads:
-        thread.join(int(seconds) + FAILOVER_SECONDS)
-        assert not thread.is_alive(), "a writer never returned"
+    _through_failure(failover, int(count), int(seconds), fault)
+
+
+@when(
+    parsers.parse(
+        "{count:d} writers append for {seconds:d} seconds while the first writer's master"
+        " is killed after 1 second"
+    )
+)
+def writers_through_cluster_failover(failover: Failover, count: int, seconds: int) -> None:
+    """Writers append; the master of the first one's session is killed; its replica takes over.
+
+    When 4 writers append for 6 seconds while the first writer's master is killed after 1 second
+    """
+    _through_failure(failover, count, seconds, "killed")
+
+
+@then("the first writer's writes after the promotion were stored but reported as not confirmed")
+def unconfirmed_after_promotion(failover: Failover) -> None:
+    """The promoted master has no replica left: every write to it is NotReplicatedError.
+
+    Then the first writer's writes after the promotion were stored but reported as not confirmed
+    """
+    first = failover.writers[0]
+    late = [at for _, at in first.acknowledged if at > failover.promoted_at + 1.0]
+    assert not late, f"{len(late)} writes were acknowledged with no replica to confirm them"
+    assert any(isinstance(e, NotReplicatedError) for e in first.failures), (
+        "no write to the promoted master was reported as not confirmed"
+    )
+
+
+@then("the other writers' writes were acknowledged throughout")
+def others_unaffected(failover: Failover) -> None:
+    """Sessions on the other masters kept being written after the failure.
+
+    Then the other writers' writes were acknowledged throughout
+    """
+    for writer in failover.writers[1:]:
+        after = [at for _, at in writer.acknowledged if at > failover.promoted_at]
+        assert after, f"{writer.session}: nothing acknowledged after the promotion"
 
 
 @then(

@@ -1,4 +1,4 @@
-@failover
+@failover @sentinel
 Feature: Failover
   Teams that outgrow one Redis run a primary with replicas, and Sentinel
   promotes a replica when the primary fails. Replication is asynchronous: a

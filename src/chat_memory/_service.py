@@ -8,12 +8,13 @@ the library's own (:mod:`chat_memory._errors`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import redis
 
 from . import _ops as ops
-from ._compat import RAW, REDIRECTED
+from ._compat import RAW, REDIRECTED, REDIS_EXCEPTIONS
 from ._core import AppendResult, MessageInput
 from ._durability import confirmed, unconfirmed
 from ._message import Message, Role, ToolCall, message_for
@@ -250,7 +251,15 @@ class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
         pipe = node_client.pipeline(transaction=False)
         pipe.execute_command(*command, **options)  # type: ignore[no-untyped-call]
         pipe.execute_command(*durability.wait_command())  # type: ignore[no-untyped-call]
-        replies = pipe.execute(raise_on_error=False)
+        try:
+            replies = pipe.execute(raise_on_error=False)
+        except REDIS_EXCEPTIONS:
+            if isinstance(self._client, redis.RedisCluster):
+                # The node may be gone (its replica promoted): a keyed read through the
+                # cluster client makes it look the slot's master up again, for the retry.
+                with suppress(*REDIS_EXCEPTIONS):
+                    self._client.execute_command("EXISTS", key)  # type: ignore[no-untyped-call]
+            raise
         if isinstance(self._client, redis.RedisCluster) and isinstance(replies[0], REDIRECTED):
             # The slot is elsewhere or moving: nothing ran on that node. The cluster
             # client finds the node and writes, but its WAIT would ask another connection.

@@ -7,7 +7,8 @@ Three backends, chosen on the command line:
   or ``TEST_REDIS_HOST``/``TEST_REDIS_PORT``), or ``--redis-server`` to start a
   throwaway ``redis-server`` (through pytest-redis);
 - a Redis Cluster: ``--redis-cluster`` with ``--redis-url`` naming any node,
-  or alone to start a throwaway 3-master cluster on loopback;
+  or alone to start a throwaway 3-master cluster on loopback (with
+  ``--redis-cluster-replicas N``, each master with N replicas);
 - a primary with replicas watched by Sentinel: ``--redis-sentinel`` starts a
   throwaway primary, two replicas and three ``redis-sentinel`` processes, and
   every client is ``Sentinel(...).master_for(...)``, as an application's.
@@ -56,6 +57,8 @@ class Backend:
     kind: Kind
     url: str | None = None
     started_here: bool = False
+    replicas: int = 0
+    """Replicas per master of a throwaway cluster."""
 
     @property
     def shared(self) -> bool:
@@ -66,8 +69,9 @@ class Backend:
         """Return a one-line description for the pytest header and reports."""
         if self.kind == "fakeredis":
             return "fakeredis (a fresh in-process server per scenario)"
+        per_master = f" with {self.replicas} replica(s) per master" if self.replicas else ""
         label = {
-            "cluster": "Redis Cluster",
+            "cluster": f"Redis Cluster{per_master}",
             "sentinel": "primary with 2 replicas and 3 Sentinels",
         }.get(self.kind, "Redis server")
         where = f"at {self.url}" if self.url else "on a free loopback port"
@@ -203,7 +207,14 @@ def pytest_configure(config: pytest.Config) -> None:
             )
         config.stash[BACKEND_KEY] = Backend("sentinel", None, started_here=True)
     elif config.getoption("--redis-cluster"):
-        config.stash[BACKEND_KEY] = Backend("cluster", url, started_here=url is None)
+        replicas = config.getoption("--redis-cluster-replicas")
+        if replicas and url:
+            raise pytest.UsageError(
+                "--redis-cluster-replicas shapes the throwaway cluster: drop --redis-url"
+            )
+        config.stash[BACKEND_KEY] = Backend(
+            "cluster", url, started_here=url is None, replicas=replicas
+        )
     elif config.getoption("--redis-server"):
         if url:
             raise pytest.UsageError("--redis-server starts its own server: drop --redis-url")
@@ -259,9 +270,10 @@ _NEEDS = {
         "needs a real Redis server: run with --redis-server",
     ),
     "failover": (
-        {"sentinel"},
-        "fails a primary over to a replica: run with --redis-sentinel",
+        {"sentinel", "cluster"},
+        "fails a primary over to a replica: run with --redis-sentinel or --redis-cluster",
     ),
+    "sentinel": ({"sentinel"}, "needs Sentinel: run with --redis-sentinel"),
     "faults": ({"redis", "cluster"}, "breaks throwaway redis-servers: run with --redis-server"),
     "cluster": ({"cluster"}, "needs a Redis Cluster: run with --redis-cluster"),
 }
@@ -288,9 +300,13 @@ def redis_backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
         backend = Backend("redis", f"redis://{proc.host}:{proc.port}/0", started_here=True)
     elif backend.started_here and backend.kind == "cluster":
         with throwaway_cluster(
-            request.getfixturevalue("tmp_path_factory").mktemp("cluster")
+            request.getfixturevalue("tmp_path_factory").mktemp("cluster"),
+            replicas=backend.replicas,
         ) as url:
-            yield _recorded(request.config, Backend("cluster", url, started_here=True))
+            yield _recorded(
+                request.config,
+                Backend("cluster", url, started_here=True, replicas=backend.replicas),
+            )
         return
     elif backend.started_here and backend.kind == "sentinel":
         workdir = request.getfixturevalue("tmp_path_factory").mktemp("sentinel")

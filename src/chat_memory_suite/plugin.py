@@ -111,6 +111,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="use a Redis Cluster: the node --redis-url names, or a throwaway 3-master cluster",
     )
     group.addoption(
+        "--redis-cluster-replicas",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --redis-cluster alone: give each master of the throwaway cluster N replicas",
+    )
+    group.addoption(
         "--redis-sentinel",
         action="store_true",
         help="start a throwaway primary, 2 replicas and 3 redis-sentinel processes, and reach"
@@ -199,7 +206,8 @@ MARKERS = (
     "real_redis: needs a real Redis server (skipped on fakeredis)",
     "cluster: needs a Redis Cluster (skipped elsewhere)",
     "faults: breaks throwaway redis-server processes of its own (run with a real backend)",
-    "failover: kills or pauses a primary watched by Sentinel (run with --redis-sentinel)",
+    "failover: kills or pauses a primary with replicas (--redis-sentinel, --redis-cluster)",
+    "sentinel: needs a primary watched by Sentinel (run with --redis-sentinel)",
     "storage_contract: pins the exact key and entry format other services rely on",
     "llm_smoke: talks to a real OpenAI-compatible model (skipped unless LLM_BASE_URL is set)",
     "permission_precheck: needs a server that checks a script's permissions in advance (Redis 7+)",

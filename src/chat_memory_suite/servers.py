@@ -39,7 +39,7 @@ def _cluster_ports(count: int) -> list[int]:
     return ports
 
 
-def _node(workdir: Path, port: int) -> TCPExecutor:
+def _node(workdir: Path, port: int, node_timeout_ms: int = 5000) -> TCPExecutor:
     node_dir = workdir / str(port)
     node_dir.mkdir()
     command = [
@@ -49,9 +49,10 @@ def _node(workdir: Path, port: int) -> TCPExecutor:
         "--dir", str(node_dir),
         "--cluster-enabled", "yes",
         "--cluster-config-file", "nodes.conf",
-        "--cluster-node-timeout", "5000",
+        "--cluster-node-timeout", str(node_timeout_ms),
         "--save", "",
         "--appendonly", "no",
+        "--repl-diskless-sync-delay", "0",
     ]  # fmt: skip
     return TCPExecutor(command, host=HOST, port=port, timeout=READY_SECONDS)
 
@@ -84,23 +85,97 @@ def _wait_until_ready(url: str, ports: list[int]) -> None:
 
 
 @contextmanager
-def throwaway_cluster(workdir: Path, masters: int = MASTERS) -> Iterator[str]:
-    """Run a ``masters``-node cluster in ``workdir``; yield the URL of its first node."""
-    ports = _cluster_ports(masters)
-    with ExitStack() as nodes:
-        for port in ports:
-            nodes.enter_context(_node(workdir, port))
-        subprocess.run(
-            [_binary("redis-cli"), "--cluster", "create"]
-            + [f"{HOST}:{port}" for port in ports]
-            + ["--cluster-replicas", "0", "--cluster-yes"],
-            check=True,
-            capture_output=True,
-            timeout=READY_SECONDS,
-        )
-        url = f"redis://{HOST}:{ports[0]}/0"
-        _wait_until_ready(url, ports)
-        yield url
+def throwaway_cluster(workdir: Path, masters: int = MASTERS, replicas: int = 0) -> Iterator[str]:
+    """Run a ``masters``-node cluster in ``workdir``; yield the URL of its first node.
+
+    With ``replicas``, each master has that many replicas, in sync before the
+    cluster is handed over.
+    """
+    with ExitStack() as stack:
+        yield stack.enter_context(ReplicatedCluster(workdir, masters, replicas)).url
+
+
+class ReplicatedCluster:
+    """A throwaway cluster on loopback; with replicas, a master can be killed and replaced."""
+
+    def __init__(
+        self, workdir: Path, masters: int = MASTERS, replicas: int = 0, node_timeout_ms: int = 5000
+    ) -> None:
+        """Lay out the nodes in ``workdir``; nothing starts until the block is entered.
+
+        A master unreachable for ``node_timeout_ms`` is deemed failed (and, with
+        replicas, failed over).
+        """
+        self.workdir = workdir
+        self.node_timeout_ms = node_timeout_ms
+        self.ports = _cluster_ports(masters * (1 + replicas))
+        self.replicas = replicas
+        self.url = f"redis://{HOST}:{self.ports[0]}/0"
+        self._stack = ExitStack()
+        self._nodes: dict[int, TCPExecutor] = {}
+
+    def __enter__(self) -> ReplicatedCluster:
+        """Start the nodes, join them, and wait until every slot is served."""
+        timeout = self.node_timeout_ms
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        with ExitStack() as starting:
+            for port in self.ports:
+                self._nodes[port] = starting.enter_context(_node(self.workdir, port, timeout))
+            subprocess.run(
+                [_binary("redis-cli"), "--cluster", "create"]
+                + [f"{HOST}:{port}" for port in self.ports]
+                + ["--cluster-replicas", str(self.replicas), "--cluster-yes"],
+                check=True,
+                capture_output=True,
+                timeout=READY_SECONDS,
+            )
+            _wait_until_ready(self.url, self.ports)
+            self._wait_for_replicas()
+            self._stack = starting.pop_all()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        """Stop every node still running (a killed one is only forgotten)."""
+        self._stack.close()
+
+    def _wait_for_replicas(self) -> None:
+        deadline = time.monotonic() + READY_SECONDS
+        for port in self.ports:
+            with redis.Redis(host=HOST, port=port) as node:
+                while True:
+                    info = node.info("replication")
+                    if info.get("role") != "slave" or info.get("master_link_status") == "up":
+                        break
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"the replica {port} did not sync with its master")
+                    time.sleep(0.05)
+
+    def live_url(self) -> str:
+        """The URL of a node still running (the first one may have been killed)."""
+        port = next(p for p, node in self._nodes.items() if node.process is not None)
+        return f"redis://{HOST}:{port}/0"
+
+    def kill_master_of(self, key: str) -> int:
+        """Kill (SIGKILL) the master serving ``key``; return its port."""
+        with redis.RedisCluster.from_url(self.url) as cluster:
+            port = int(cluster.get_node_from_key(key).port)
+        self._nodes[port].kill(wait=True, sig=signal.SIGKILL)  # then stopping it does nothing
+        return port
+
+    def wait_for_new_master_of(self, key: str, old: int, seconds: float) -> int:
+        """Wait until a live node says another master serves ``key``'s slot; return its port."""
+        deadline = time.monotonic() + seconds
+        live = next(port for port in self.ports if port != old)
+        with redis.Redis(host=HOST, port=live, socket_timeout=1) as node:
+            slot = int(node.execute_command("CLUSTER KEYSLOT", key))
+            while True:
+                for first, last, master, *_ in node.execute_command("CLUSTER SLOTS"):
+                    port = int(master[1])
+                    if first <= slot <= last and port != old:
+                        return port
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"no replica of {old} was promoted within {seconds} s")
+                time.sleep(0.1)
 
 
 def start_migrating(cluster: redis.RedisCluster, key: str, *, moved: Sequence[str] = ()) -> None:
