@@ -3,6 +3,7 @@
 Usage::
 
     When the session is compacted, keeping the newest 2 messages
+    When the session is compacted into the summary "Ada's trip", keeping the newest 2 messages
     When the session is compacted while the user says "wait!", keeping the newest 2 messages
     When the app tries to compact the session, keeping the newest 2 messages
     Then the compaction folded 3 messages
@@ -62,10 +63,44 @@ def session_compacted(
 ) -> None:
     """The app folds all but the newest messages of the session into one summary.
 
+    The summary's text is "Summary: " and the folded messages' texts joined by
+    " / " (a tool call's tool names instead of its empty text): folding
+    "hello" and "hi" gives "Summary: hello / hi". It is stored as a system
+    message named "summary", before the messages kept.
+
     Given the session was compacted, keeping the newest 2 messages
     When the session is compacted, keeping the newest 2 messages
     """
     compactions.append(memory.compact(session_id, summarize, keep_last=keep))
+
+
+@given(
+    parsers.re(
+        r'the session was compacted into the summary "(?P<text>[^"]*)",'
+        r" keeping the newest (?P<keep>\d+) messages?"
+    ),
+    converters={"keep": int},
+)
+@when(
+    parsers.re(
+        r'the session is compacted into the summary "(?P<text>[^"]*)",'
+        r" keeping the newest (?P<keep>\d+) messages?"
+    ),
+    converters={"keep": int},
+)
+def session_compacted_into(
+    memory: MemoryService,
+    session_id: str,
+    compactions: list[CompactResult],
+    text: str,
+    keep: int,
+) -> None:
+    """The app folds all but the newest messages into a summary with exactly this text.
+
+    Given the session was compacted into the summary "Ada's trip", keeping the newest 2 messages
+    When the session is compacted into the summary "Ada's trip", keeping the newest 2 messages
+    """
+    compactions.append(memory.compact(session_id, lambda _: text, keep_last=keep))
 
 
 @when(

@@ -11,6 +11,9 @@ Usage::
     Then the model was prompted with:
       | role | content |
       | user | My name is Ada. |
+    Given user "ada" asked "Plan my Paris trip" in session "paris"
+    When user "ada" asks "Which museums?" in session "paris"
+    Then the prompt begins with the summary "Summary: hello / hi"
     Then the last prompt mentions "Ada"
     Then the last prompt does not mention "Bob"
     Then the turn fails with the model's own error
@@ -313,6 +316,61 @@ def user_of_session_asks(chat: ChatService, turn: Turn, name: str, text: str) ->
     When the user of session "alice" asks "Who am I?"
     """
     turn.answer, turn.error = chat.reply(name, text), None
+
+
+@given(parsers.parse('user "{user}" asked "{text}" in session "{name}"'))
+@when(parsers.parse('user "{user}" asks "{text}" in session "{name}"'))
+def user_asks_in_own_session(
+    memory: MemoryService,
+    model: ChatModel,
+    chat_settings: ChatSettings,
+    services: Services,
+    turn: Turn,
+    user: str,
+    text: str,
+    name: str,
+) -> None:
+    """One whole chat turn in one of the user's own sessions (listed, erased with the user).
+
+    The same turn as "the user asks", with the same system prompt and budget,
+    in the session ``name`` of ``user``: the one "user ... said ... in
+    session ..." writes to and "the sessions of user ... are listed" shows. A
+    failure of the model, or of storing the turn, is kept for a Then step.
+
+    Given user "ada" asked "Plan my Paris trip" in session "paris"
+    When user "ada" asks "Which museums?" in session "paris"
+    """
+    chat = services.chat(
+        memory.for_user(user),
+        model,
+        system_prompt=chat_settings.system_prompt,
+        max_prompt_tokens=chat_settings.max_prompt_tokens,
+        token_counter=chat_settings.token_counter,
+    )
+    turn.answer, turn.error = None, None
+    try:
+        turn.answer = chat.reply(name, text)
+    except (FakeLLMError, ReplyNotStoredError) as exc:  # kept for a Then step to check
+        turn.error = exc
+
+
+@then(parsers.parse('the prompt begins with the summary "{text}"'))
+def prompt_begins_with_summary(fake_model: FakeLLM, chat_settings: ChatSettings, text: str) -> None:
+    """The last prompt's first message, after the system prompt if any, is this summary.
+
+    A compaction's summary is a system message (named "summary") at the head
+    of the history; the text is compared exactly.
+
+    Then the prompt begins with the summary "Summary: hello / hi"
+    """
+    prompt = list(fake_model.last_prompt)
+    if chat_settings.system_prompt is not None:
+        prompt = prompt[1:]
+    first = {k: prompt[0].get(k) for k in ("role", "content")} if prompt else None
+    assert first == {"role": "system", "content": text}, (
+        f"the prompt does not begin with the summary {text!r}: its first message after the"
+        f" system prompt is {prompt[0] if prompt else 'none (the prompt is empty)'}"
+    )
 
 
 @then("the model was prompted with:")

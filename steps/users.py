@@ -402,6 +402,16 @@ def no_sessions_listed(users: Users) -> None:
     assert [s.session_id for s in users.listing] == []
 
 
+@then(parsers.parse('session "{name}" of user "{user}" is empty'))
+def users_session_is_empty(memory: MemoryService, name: str, user: str) -> None:
+    """The user's session holds no message (never written, cleared, expired or erased).
+
+    Then session "paris" of user "ada" is empty
+    """
+    stored = memory.for_user(user).get_messages(name)
+    assert stored == [], f'session "{name}" of user "{user}" holds {len(stored)} messages'
+
+
 @then(parsers.parse('the context of user "{user}"\'s session "{name}" is:'))
 @reads_table(*MESSAGE_COLUMNS)
 def user_context_is(

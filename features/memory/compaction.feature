@@ -164,6 +164,17 @@ Feature: Compacting a long session
         ]
         """
 
+    Scenario: The prompt begins with the summary the app's model wrote
+      Given the system prompt is "You are a travel agent."
+      And the session remembers:
+        | role      | content          |
+        | user      | I am Ada.        |
+        | assistant | Hello Ada.       |
+        | user      | I live in Paris. |
+      And the session was compacted into the summary "Ada, who lives in Paris.", keeping the newest 0 messages
+      When the user asks "Where do I live?"
+      Then the prompt begins with the summary "Ada, who lives in Paris."
+
     Scenario: The history limit counts the summary like any message
       Given the history limit is 3 messages
       And the session remembers:

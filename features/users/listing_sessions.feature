@@ -55,6 +55,21 @@ Feature: A user's sessions, listed
         | role | content    |
         | user | I am Ada's |
 
+  Rule: A user talks to the model in one of their own sessions
+
+    Scenario: A user asks in their own session, which the listing then shows
+      Given the model will reply "The Louvre and the Orsay."
+      And user "ada" said "Plan my Paris trip" in session "paris"
+      When user "ada" asks "Which museums?" in session "paris"
+      And the sessions of user "ada" are listed
+      Then the sessions listed are "paris"
+      And the context of user "ada"'s session "paris" is:
+        | role      | content                    |
+        | user      | Plan my Paris trip         |
+        | user      | Which museums?             |
+        | assistant | The Louvre and the Orsay.  |
+      And the context is empty
+
   Rule: The list never shows a session that has expired or been cleared
 
     Scenario: An expired session is gone from the list, a live one stays
@@ -81,6 +96,7 @@ Feature: A user's sessions, listed
       When user "ada" clears session "paris"
       And the sessions of user "ada" are listed
       Then the sessions listed are "rome"
+      And session "paris" of user "ada" is empty
 
     Scenario: A retried message neither duplicates a session nor moves it up the list
       Given the time is 2026-12-01 09:00:00 UTC
