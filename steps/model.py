@@ -193,6 +193,10 @@ def tokens_one_per_word(chat_settings: ChatSettings) -> None:
 def model_will_reply(fake_model: FakeLLM, text: str) -> None:
     """Script the model's next reply (without one it echoes the user).
 
+    Replies queue: given twice, the first turn gets the first reply and the
+    second turn the second; once the queue is empty, the model echoes the
+    user's message again.
+
     Given the model will reply "Nice to meet you, Ada."
     """
     fake_model.will_reply(text)

@@ -24,6 +24,21 @@ Feature: Compacting a long session
         ]
         """
 
+    Scenario: The summary is stored exactly as the app's model wrote it
+      Given the session remembers:
+        | role      | content    |
+        | user      | I am Ada.  |
+        | assistant | Hello Ada. |
+      When the session is compacted into the summary "Ada (42), from Paris.", keeping the newest 1 message
+      Then the compaction folded 1 message
+      And the context is this JSON:
+        """
+        [
+          {"role": "system", "content": "Ada (42), from Paris.", "name": "summary"},
+          {"role": "assistant", "content": "Hello Ada."}
+        ]
+        """
+
     Scenario: A session no longer than what is kept is left alone
       Given the session remembers:
         | role      | content    |

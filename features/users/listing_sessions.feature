@@ -58,14 +58,16 @@ Feature: A user's sessions, listed
   Rule: A user talks to the model in one of their own sessions
 
     Scenario: A user asks in their own session, which the listing then shows
-      Given the model will reply "The Louvre and the Orsay."
-      And user "ada" said "Plan my Paris trip" in session "paris"
+      Given the model will reply "Three days in Paris, then."
+      And the model will reply "The Louvre and the Orsay."
+      And user "ada" asked "Plan my Paris trip" in session "paris"
       When user "ada" asks "Which museums?" in session "paris"
       And the sessions of user "ada" are listed
       Then the sessions listed are "paris"
       And the context of user "ada"'s session "paris" is:
         | role      | content                    |
         | user      | Plan my Paris trip         |
+        | assistant | Three days in Paris, then. |
         | user      | Which museums?             |
         | assistant | The Louvre and the Orsay.  |
       And the context is empty
