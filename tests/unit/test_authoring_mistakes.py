@@ -14,6 +14,9 @@ from chat_memory_suite.catalog import step_definitions
 from chat_memory_suite.check import check_feature, project_tags, registered_markers
 from chat_memory_suite.gherkin import read_feature
 
+# Each test runs the suite on a feature file with a mistake: -m suite_runs runs them.
+pytestmark = pytest.mark.suite_runs
+
 ROOT = Path(__file__).resolve().parents[2]
 
 MISTAKES = {
@@ -65,7 +68,7 @@ MISTAKES = {
     "unregistered tag": (
         "Feature: F\n  @smoke\n  Scenario: S\n    Then the context is empty\n",
         "mistake.feature:2: tag @smoke is not a registered marker",
-        "the project's tags: @cluster, @faults, @llm_smoke, @no_permission_precheck,",
+        "the project's tags: @cluster, @failover, @faults, @llm_smoke, @no_permission_precheck,",
     ),
     "wrong table header": (
         'Feature: F\n  Scenario: S\n    When the user says "hi"\n    Then the context is:\n'

@@ -16,6 +16,9 @@ from pathlib import Path
 
 import pytest
 
+# Each test runs pytest again, on a project of its own: -m suite_runs runs them.
+pytestmark = pytest.mark.suite_runs
+
 ROOT = Path(__file__).resolve().parents[2]
 QUIET = ["-p", "no:randomly", "-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning"]
 

@@ -6,6 +6,9 @@ import pytest
 
 from chat_memory_suite.compare import expect_messages
 
+# Each test runs pytest again, on a project of its own: -m suite_runs runs them.
+pytestmark = pytest.mark.suite_runs
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

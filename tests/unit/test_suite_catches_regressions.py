@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+# Each test re-runs the acceptance suite against a broken library: -m suite_runs runs them.
+pytestmark = pytest.mark.suite_runs
+
 ROOT = Path(__file__).resolve().parents[2]
 LIBRARY = ROOT / "src" / "chat_memory"
 
