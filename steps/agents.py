@@ -87,6 +87,7 @@ def agent(
 def agent_adds_items(agent: Agent, docstring: str) -> None:
     """The agent stores these Responses API items (a JSON list), as after a run.
 
+    Given an agent added these items to the session:
     When an agent adds these items to the session:
     """
     agent.add(json.loads(docstring))

@@ -3,9 +3,9 @@
 Usage::
 
     When the session is compacted, keeping the newest 2 messages
-    When the session is compacted into the summary "Ada's trip", keeping the newest 2 messages
-    When the session is compacted while the user says "wait!", keeping the newest 2 messages
-    When the app tries to compact the session, keeping the newest 2 messages
+    When the session is compacted into the summary "Ada (42), from Paris.", keeping the newest 1 message
+    When the session is compacted while the user says "And I love museums.", keeping the newest 1 message
+    When the app tries to compact the session, keeping the newest 1 message
     Then the compaction folded 3 messages
 
 The summarizer is a stand-in for a model call: it writes "Summary:" and the
@@ -97,8 +97,8 @@ def session_compacted_into(
 ) -> None:
     """The app folds all but the newest messages into a summary with exactly this text.
 
-    Given the session was compacted into the summary "Ada's trip", keeping the newest 2 messages
-    When the session is compacted into the summary "Ada's trip", keeping the newest 2 messages
+    Given the session was compacted into the summary "Ada, who lives in Paris.", keeping the newest 0 messages
+    When the session is compacted into the summary "Ada (42), from Paris.", keeping the newest 1 message
     """
     compactions.append(memory.compact(session_id, lambda _: text, keep_last=keep))
 
@@ -116,7 +116,7 @@ def app_tries_to_compact(
 ) -> None:
     """The app folds all but the newest messages; a failure is kept for a Then step.
 
-    When the app tries to compact the session, keeping the newest 2 messages
+    When the app tries to compact the session, keeping the newest 1 message
     """
     attempt.make(lambda: compactions.append(memory.compact(session_id, summarize, keep_last=keep)))
 
@@ -140,7 +140,7 @@ def session_compacted_during_append(
 ) -> None:
     """A message arrives (from another app worker) while the summary is being written.
 
-    When the session is compacted while the user says "wait!", keeping the newest 2 messages
+    When the session is compacted while the user says "And I love museums.", keeping the newest 1 message
     """
     other_worker = MemoryService(
         redis_client, namespace=namespace, **memory_settings.service_settings()

@@ -3,7 +3,7 @@
 Usage::
 
     Then the context is empty
-    Then the context contains 3 messages
+    Then the context contains 4 messages
     Then the context is:
       | role      | content |
       | user      | 我叫张三 |
@@ -53,7 +53,7 @@ def context_of_session_is_empty(memory: MemoryService, name: str) -> None:
 def context_contains(memory: MemoryService, session_id: str, count: int) -> None:
     """The session holds exactly this many messages.
 
-    Then the context contains 3 messages
+    Then the context contains 4 messages
     """
     expect_count(_the_context(session_id), memory.get_context(session_id), count)
 
@@ -156,7 +156,7 @@ def context_within_is(
 ) -> None:
     """The newest messages that fit this many tokens, as the memory counts them, are these.
 
-    Then the context within 30 tokens is:
+    Then the context within 13 tokens is:
     """
     expect_messages(
         _the_context(session_id),
@@ -187,7 +187,7 @@ def context_fails_on_corrupt_entry_because(
 ) -> None:
     """A stored entry that cannot be read is reported with the session, its position and why.
 
-    Then loading the context fails, naming entry 1 as corrupt: "unsupported format version"
+    Then loading the context fails, naming entry 1 as corrupt: "expected a JSON object, got list"
     """
     with pytest.raises(CorruptEntryError) as failure:
         memory.get_context(session_id)

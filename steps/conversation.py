@@ -94,7 +94,7 @@ def user_says(memory: MemoryService, session_id: str, sent: list[Message], text:
     """The user sends one message in the current session.
 
     Given the user said "我叫张三"
-    When the user says "我叫张三"
+    When the user says "four"
     """
     _say(memory, session_id, sent, "user", text)
 
@@ -108,7 +108,7 @@ def user_says_with_id(
     """The user sends one message under an id the app chose (used to recognise retries).
 
     Given the user sent message "m-1" saying "hello"
-    When the user sends message "m-1" saying "hello"
+    When the user sends message "m-1" saying "Book a table for two."
     """
     sent.append(memory.add_message(session_id, "user", text, message_id=message_id))
 
@@ -133,7 +133,7 @@ def assistant_replies(
     """The assistant answers in the current session.
 
     Given the assistant replied "你好张三，有什么事？"
-    When the assistant replies "你好张三，有什么事？"
+    When the assistant replies "four"
     """
     _say(memory, session_id, sent, "assistant", text)
 
@@ -230,7 +230,7 @@ def user_sends_json_string(
 
     ``\t`` is a tab, ``\r\n`` a Windows line end, ``\u00a0`` a no-break space.
 
-    When the user sends the JSON string "name\tage\r\n"
+    When the user sends the JSON string "   indented, and trailing   "
     """
     said = json.loads(text)
     assert isinstance(said, str), f"not a JSON string: {text}"
@@ -245,7 +245,7 @@ def exchange_messages(
 ) -> None:
     """The user and the assistant take turns, one write per message ("message 1", ...).
 
-    Given the user and the assistant exchanged 50 messages
+    Given the user and the assistant exchanged 3 messages
     When the user and the assistant exchange 50 messages
     """
     for message in exchange(count):
@@ -420,7 +420,7 @@ def app_sends_chat_message(
 ) -> None:
     """The app sends one message in the chat-completions shape, written as JSON.
 
-    When the app sends the chat message {"role": "user", "content": "hi"}
+    When the app sends the chat message "hello"
     """
     attempt.make(lambda: memory.add_messages(session_id, [json.loads(message)]))
 
@@ -541,6 +541,7 @@ def app_takes_back(
 ) -> None:
     """The app removes the session's newest message (to correct or retry its last turn).
 
+    Given the app took back the newest message
     When the app takes back the newest message
     """
     taken_back.append(memory.pop_message(session_id))

@@ -7,7 +7,7 @@ Usage::
     Given every write waits for 1 replica to confirm it within 500 milliseconds
     When 4 writers append for 6 seconds while the primary is killed after 1 second
     When 4 writers append for 6 seconds while the primary is paused after 1 second
-    When 4 writers append for 6 seconds while the first writer's master is killed after 1 second
+    When 4 writers append for 8 seconds while the first writer's master is killed after 1 second
     Then the first writer's writes after the promotion were stored but reported as not confirmed
     Then the other writers' writes were acknowledged throughout
     Then a replica was promoted and writes resumed within 10 seconds of the failure
@@ -247,7 +247,7 @@ def writers_through_failover(failover: Failover, count: str, seconds: str, fault
 def writers_through_cluster_failover(failover: Failover, count: int, seconds: int) -> None:
     """Writers append; the master of the first one's session is killed; its replica takes over.
 
-    When 4 writers append for 6 seconds while the first writer's master is killed after 1 second
+    When 4 writers append for 8 seconds while the first writer's master is killed after 1 second
     """
     _through_failure(failover, count, seconds, "killed")
 

@@ -15,7 +15,7 @@ Usage::
     When the user says "are you there?" while the server is frozen for 1500 milliseconds
     Then the server received that message more than once
     Given the memory runs as a Redis user allowed only what the README lists
-    Given the memory runs as a Redis user allowed what the README lists except "ltrim"
+    Given the memory runs as a Redis user allowed what the README lists except "evalsha"
     When the app sends a message in the namespace "billing"
     Then the server holds no key at all
     Given the memory connects over TLS, trusting the server's certificate authority
@@ -350,7 +350,7 @@ def memory_as_user_without(
 ) -> ClientRecipe:
     """The memory logs in as a user made with the README's rules, one command left out.
 
-    Given the memory runs as a Redis user allowed what the README lists except "ltrim"
+    Given the memory runs as a Redis user allowed what the README lists except "evalsha"
     """
     return _acl_user(fault_server, namespace, without=command)
 

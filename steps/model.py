@@ -13,12 +13,12 @@ Usage::
       | user | My name is Ada. |
     Given user "ada" asked "Plan my Paris trip" in session "paris"
     When user "ada" asks "Which museums?" in session "paris"
-    Then the prompt begins with the summary "Summary: hello / hi"
-    Then the last prompt mentions "Ada"
+    Then the prompt begins with the summary "Ada, who lives in Paris."
+    Then the last prompt mentions "I am Alice."
     Then the last prompt does not mention "Bob"
     Then the turn fails with the model's own error
     When the turn the error handed back is stored twice
-    Then the turn was not stored, and the error hands back the answer "Hi." with the turn
+    Then the turn was not stored, and the error hands back the answer "Nice to meet you, Ada." with the turn
 
 The model is :class:`chat_memory.testing.FakeLLM`, which records every prompt.
 Scenarios tagged ``@llm_smoke`` talk to a real OpenAI-compatible endpoint
@@ -280,7 +280,7 @@ def context_ends_with_call(
 def model_will_reply_json(fake_model: FakeLLM, text: str) -> None:
     r"""Script the model's next reply, written as a JSON string (for text Gherkin cannot hold).
 
-    Given the model will reply the JSON string "hi \ud83d"
+    Given the model will reply the JSON string "Hello \ud83d"
     """
     fake_model.will_reply(json.loads(text))
 
@@ -316,7 +316,7 @@ def user_asks(chat: ChatService, session_id: str, turn: Turn, text: str) -> None
 def user_of_session_asks(chat: ChatService, turn: Turn, name: str, text: str) -> None:
     """One whole chat turn in the named session (for users talking in turns).
 
-    Given the user of session "alice" asked "I am Ada."
+    Given the user of session "alice" asked "I am Alice."
     When the user of session "alice" asks "Who am I?"
     """
     turn.answer, turn.error = chat.reply(name, text), None
@@ -365,7 +365,7 @@ def prompt_begins_with_summary(fake_model: FakeLLM, chat_settings: ChatSettings,
     A compaction's summary is a system message (named "summary") at the head
     of the history; the text is compared exactly.
 
-    Then the prompt begins with the summary "Summary: hello / hi"
+    Then the prompt begins with the summary "Ada, who lives in Paris."
     """
     prompt = list(fake_model.last_prompt)
     if chat_settings.system_prompt is not None:
@@ -401,7 +401,7 @@ def model_was_prompted_with_json(fake_model: FakeLLM, docstring: str) -> None:
 def last_prompt_mentions(fake_model: FakeLLM, text: str) -> None:
     """Some message of the last prompt contains this text.
 
-    Then the last prompt mentions "Ada"
+    Then the last prompt mentions "I am Alice."
     """
     prompt = fake_model.last_prompt
     if not any(text in (m["content"] or "") for m in prompt):
@@ -534,7 +534,7 @@ def turn_not_stored(turn: Turn, text: str) -> None:
     The turn is the user's message and the answer, each with its id (so that
     storing it again is safe), and the error says why and that nothing was written.
 
-    Then the turn was not stored, and the error hands back the answer "Hi." with the turn
+    Then the turn was not stored, and the error hands back the answer "Nice to meet you, Ada." with the turn
     """
     _handed_back(turn, text)
 
@@ -547,7 +547,7 @@ def turn_not_stored(turn: Turn, text: str) -> None:
 def turn_not_stored_json(turn: Turn, text: str) -> None:
     r"""As above, for an answer written as a JSON string (e.g. half an emoji: "\ud83d").
 
-    Then the turn was not stored, and the error hands back the JSON string "\ud83d" with the turn
+    Then the turn was not stored, and the error hands back the JSON string "Hello \ud83d" with the turn
     """
     _handed_back(turn, json.loads(text))
 
@@ -583,7 +583,7 @@ def turn_may_not_be_stored(turn: Turn, text: str) -> None:
 
     Storing the turn handed back is still safe: its messages keep their ids.
 
-    Then the turn may not have been stored, and the error hands back the answer "Hi." with the turn
+    Then the turn may not have been stored, and the error hands back the answer "Nice to meet you, Ada." with the turn
     """
     _handed_back(turn, text, may_have_written=True)
 

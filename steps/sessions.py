@@ -116,7 +116,7 @@ def message_size_limit(memory_settings: MemorySettings, size: int) -> None:
 def ids_remembered_for(memory_settings: MemorySettings, count: int) -> None:
     """Recognise a retried message by its id only among the session's newest ``count``.
 
-    Given message ids are remembered for the newest 5 messages
+    Given message ids are remembered for the newest 20 messages
     """
     memory_settings.change(idempotency_window=count)
 
@@ -249,7 +249,7 @@ def app_sets_up_memory(
 def setup_refused(setup_error: list[InvalidInputError], reason: str) -> None:
     """Building the memory failed at once, with a typed error saying this.
 
-    Then the setup is refused with the reason "max_history must be"
+    Then the setup is refused with the reason "max_history must be a whole number from 1 to 9223372036854775807, not 0"
     """
     assert setup_error, "the memory was set up without complaint"
     assert reason in str(setup_error[0]), f"the error was: {setup_error[0]}"

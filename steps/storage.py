@@ -17,7 +17,7 @@ Usage::
     Then the session's keys expire in 1800 seconds
     Then nothing is stored
     Given the previous version stored message "m-1" saying "Book a table for two."
-    When the previous version sends message "m-2" saying "Friday at eight."
+    When the previous version sends message "m-2" saying "Friday at eight, please."
     Given version 0.1 stored message "m-1" saying "Book a table for two."
 
 Key names in these steps use the default namespace ``chat``. On a shared real
@@ -110,7 +110,7 @@ def previous_version_stores(
     the entry is the same. A message it sends again is the same message, time included.
 
     Given the previous version stored message "m-1" saying "Book a table for two."
-    When the previous version sends message "m-2" saying "Friday at eight."
+    When the previous version sends message "m-2" saying "Friday at eight, please."
     """
     earlier = [m for m in sent if m.id == message_id]
     message = (
@@ -400,7 +400,7 @@ def key_holds_sorted_set(
 ) -> None:
     """The key is a sorted set with exactly these members and scores, lowest score first.
 
-    Then the key "chat:user:{ada}:sessions" holds the sorted set:
+    Then the key "chat:user:{ada@example.com}:sessions" holds the sorted set:
     """
     stored: list[tuple[bytes, float]] = redis_client.zrange(  # type: ignore[assignment]
         _in_scenario_namespace(key, namespace), 0, -1, withscores=True

@@ -103,6 +103,7 @@ def metadata_stored(
 def session_exported(memory: MemoryService, session_id: str, transfer: Transfer) -> None:
     """The app exports the current session as JSON Lines.
 
+    Given the session was exported
     When the session is exported
     """
     transfer.export = memory.export_session(session_id)
@@ -128,7 +129,7 @@ def app_tries_to_export(
 def export_imported_as(memory: MemoryService, transfer: Transfer, name: str) -> None:
     """The app imports the last export as a new session.
 
-    Given the export was imported as session "paris-copy"
+    Given the export was imported as session "alice-copy"
     When the export is imported as session "paris-copy"
     """
     assert transfer.export is not None, "no step exported a session"

@@ -83,7 +83,7 @@ def user_says_in_session(memory: MemoryService, user: str, text: str, name: str)
     """A user's message in one of the user's own sessions (the session starts with it).
 
     Given user "ada" said "Plan my Paris trip" in session "paris"
-    When user "ada" says "Which museums?" in session "paris"
+    When user "ada@example.com" says "hello" in session "paris/1"
     """
     memory.for_user(user).add_message(name, "user", text)
 
@@ -99,6 +99,7 @@ def user_sends_with_id(
 ) -> None:
     """A user's message with the app's own id, so that sending it again is a retry.
 
+    Given user "ada" sent message "m-1" saying "hello" in session "paris"
     When user "ada" sends message "m-1" saying "hello" in session "paris"
     """
     memory.for_user(user).add_message(name, "user", text, message_id=message_id)
@@ -386,7 +387,7 @@ def count_listed(users: Users, count: int) -> None:
 def sessions_listed_named(users: Users, names: str) -> None:
     """The listing shows exactly these sessions, in this order.
 
-    Then the sessions listed are "paris" and "cv"
+    Then the sessions listed are "rome" and "paris"
     """
     assert users.listed, "no step listed a user's sessions"
     assert [s.session_id for s in users.listing] == _names(names)

@@ -29,6 +29,14 @@ Feature: Session expiry
       When 31 minutes pass
       Then the context is empty
 
+    Scenario: A user who comes back after the expiry time starts afresh
+      Given the user said "My name is Ada."
+      And 31 minutes passed
+      When the user says "Do you remember me?"
+      Then the context is:
+        | role | content             |
+        | user | Do you remember me? |
+
   Rule: Every message restarts the expiry time
 
     Scenario: The context survives while the user keeps talking

@@ -1,10 +1,20 @@
 """The step catalog, and the committed docs/steps.md it generates."""
 
+import re
 from pathlib import Path
 
 import pytest
 
-from chat_memory_suite.catalog import _regex_kind, catalog, readable, render_markdown, render_text
+from chat_memory_suite.catalog import (
+    READING_ORDER,
+    _regex_kind,
+    catalog,
+    concept,
+    readable,
+    render_markdown,
+    render_text,
+)
+from chat_memory_suite.gherkin import feature_files, read_feature
 
 ROOT = Path(__file__).resolve().parents[2]
 REFRESH = "pytest --bdd-steps --bdd-steps-output docs/steps.md"
@@ -76,3 +86,64 @@ def test_a_choice_of_phrases_with_apostrophes_or_hyphens_is_shown_as_its_choices
     body: str, kind: str
 ) -> None:
     assert _regex_kind(body) == kind
+
+
+def _feature_steps() -> set[str]:
+    """The text of every step of every scenario (outline rows substituted)."""
+    return {
+        step.text
+        for path in feature_files([ROOT / "features"])
+        for scenario in read_feature(path, ROOT).scenarios
+        for step in scenario.steps
+    }
+
+
+def test_every_catalog_example_is_a_step_some_scenario_runs() -> None:
+    """The catalog's examples are not made up: each is a line of a scenario CI runs."""
+    definitions, _ = catalog(ROOT, [ROOT / "features"])
+    run = _feature_steps()
+    made_up = [d.example for d in definitions if d.example.split(" ", 1)[1] not in run]
+    assert made_up == [], "\n".join(made_up)
+
+
+def _gherkin_blocks() -> list[tuple[str, str]]:
+    """Every ```gherkin block of the README and the documentation site, with its page."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    blocks = []
+    for page in pages:
+        if page.name in ("steps.md", "index-readme.md"):  # the catalog: checked above
+            continue
+        text = page.read_text(encoding="utf-8")
+        blocks += [(page.name, b) for b in re.findall(r"```gherkin\n(.*?)```", text, re.DOTALL)]
+    return blocks
+
+
+def test_every_gherkin_example_on_the_site_is_a_step_some_scenario_runs() -> None:
+    """A QA author copying an example from the docs copies something CI runs."""
+    run = _feature_steps()
+    made_up = []
+    for page, block in _gherkin_blocks():
+        for line in block.splitlines():
+            keyword, _, text = line.strip().partition(" ")
+            if keyword in ("Given", "When", "Then", "And", "But") and text not in run:
+                made_up.append(f"{page}: {line.strip()}")
+    assert _gherkin_blocks(), "no Gherkin example found on the site"
+    assert made_up == [], "\n".join(made_up)
+
+
+def test_every_entry_shows_an_example_of_its_own_kind() -> None:
+    """A Given entry shows a Given example, not the When of its twin."""
+    definitions, _ = catalog(ROOT, [ROOT / "features"])
+    wrong = [d.sentence for d in definitions if d.example.split(" ")[0] != d.sentence.split(" ")[0]]
+    assert wrong == []
+
+
+def test_the_markdown_catalog_groups_steps_by_product_concept() -> None:
+    definitions, _ = catalog(ROOT, [ROOT / "features"])
+    markdown = render_markdown(definitions, [])
+    headings = re.findall(r"^## (.+)$", markdown, re.M)
+    assert headings == list(READING_ORDER)
+    assert all(concept(d) in READING_ORDER for d in definitions)
+    summary = "The summary's text is \"Summary: \" and the folded messages' texts joined by"
+
+    assert summary in markdown

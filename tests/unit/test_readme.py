@@ -1,5 +1,6 @@
-"""What the README shows is what the library does."""
+"""What the README and the documentation site show is what the library does."""
 
+import ast
 import re
 import tomllib
 from pathlib import Path
@@ -11,24 +12,33 @@ from chat_memory import MemoryService, acl_rules, exceptions
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+DOCS = ROOT / "docs"
 
 
-def test_the_readme_acl_line_is_the_librarys() -> None:
-    lines = [line for line in README.splitlines() if line.startswith("ACL SETUSER")]
+def page(name: str) -> str:
+    """Return a page of the documentation site (docs/)."""
+    return (DOCS / name).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("text", [README, page("operating.md")], ids=["README", "operating"])
+def test_the_acl_line_shown_is_the_librarys(text: str) -> None:
+    lines = [line for line in text.splitlines() if line.startswith("ACL SETUSER")]
     assert lines == [f"ACL SETUSER chat-memory on >CHANGE-ME {' '.join(acl_rules())}"]
 
 
-def test_the_readme_error_tree_names_every_error_in_the_library() -> None:
-    tree = README[README.index("ChatMemoryError\n├") :].split("```")[0]
+def test_the_error_tree_names_every_error_in_the_library() -> None:
+    text = page("application.md")
+    tree = text[text.index("ChatMemoryError\n├") :].split("```")[0]
     drawn = set(re.findall(r"\b([A-Z]\w+Error)\b", tree))
     assert drawn - {"ValueError"} == set(exceptions.__all__)
 
 
-def test_every_sentence_in_the_readme_step_table_exists() -> None:
+def test_every_sentence_in_the_guides_step_table_exists() -> None:
     from chat_memory_suite.catalog import step_definitions
     from chat_memory_suite.gherkin import KINDS, StepSpec
 
-    table = README[README.index("| step | meaning |") :].split("\n\n")[0]
+    guide = page("writing-scenarios.md")
+    table = guide[guide.index("| step | meaning |") :].split("\n\n")[0]
     sentences = re.findall(r"`((?:Given|When|Then) [^`]+)`", table)
     assert len(sentences) > 40
     definitions = step_definitions(Path(__file__).resolve().parents[2])
@@ -42,9 +52,10 @@ def test_every_sentence_in_the_readme_step_table_exists() -> None:
     assert missing == []
 
 
-def test_the_readme_users_example_runs_as_written(capsys: pytest.CaptureFixture[str]) -> None:
-    start = README.index('ada = memory.for_user("ada")')
-    example = README[start : README.index("```", start)]
+def test_the_users_example_runs_as_written(capsys: pytest.CaptureFixture[str]) -> None:
+    text = page("application.md")
+    start = text.index('ada = memory.for_user("ada")')
+    example = text[start : text.index("```", start)]
     memory = MemoryService(fakeredis.FakeRedis())
     exec(example, {"memory": memory})
     printed = capsys.readouterr().out.splitlines()
@@ -65,7 +76,7 @@ def test_the_readme_suite_time_is_the_one_docs_suite_speed_measured() -> None:
     )
 
 
-def test_the_readme_mutation_figures_are_docs_mutation_mds() -> None:
+def test_the_mutation_figures_shown_are_docs_mutation_mds() -> None:
     report = (ROOT / "docs" / "mutation.md").read_text(encoding="utf-8")
     source = re.search(r"Mutated: commit `([^`]+)`", report)
     row = re.search(
@@ -76,7 +87,8 @@ def test_the_readme_mutation_figures_are_docs_mutation_mds() -> None:
     assert source is not None
     assert row is not None
     counted, alone, behaviour, with_unit = row.groups()
-    claim = " ".join(README[README.index("The last full run") :].split("\n\n")[0].split())
+    project = page("project.md")
+    claim = " ".join(project[project.index("The last full run") :].split("\n\n")[0].split())
     assert f"commit {source[1]}" in claim, claim
     assert f"{int(counted):,} mutants counted" in claim, claim
     assert f"alone kills {alone} of them, and {behaviour} of those" in claim, claim
@@ -121,3 +133,49 @@ def test_an_index_description_names_the_files_it_cannot_link() -> None:
     assert named_files(readme) == ["docs/living-doc.png", "docs/mutation.md", "docs/steps.md"]
     with pytest.raises(ValueError, match="relative reference"):
         index_readme("[steps]: docs/steps.md\n")
+
+
+def _python_blocks() -> list[tuple[str, str]]:
+    """Every ```python block of the README and the documentation site, with its page."""
+    pages = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
+    return [
+        (p.name, block)
+        for p in pages
+        if p.name != "index-readme.md"
+        for block in re.findall(r"```python\n(.*?)```", p.read_text(encoding="utf-8"), re.DOTALL)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "block"),
+    _python_blocks(),
+    ids=[f"{n}-{i}" for i, (n, _) in enumerate(_python_blocks())],
+)
+def test_every_python_example_compiles_and_imports_what_exists(name: str, block: str) -> None:
+    """Each snippet is valid Python, and every chat_memory name it imports exists.
+
+    Snippets that need a service (a model, a Sentinel) are not run here; the
+    ones that need only Redis are run below, and the users' example above.
+    """
+    tree = compile(block, name, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+    assert tree is not None
+    for module, names in re.findall(r"^from (chat_memory[\w.]*) import ([^\n(]+)$", block, re.M):
+        imported = __import__(module, fromlist=["_"])
+        for imported_name in (n.strip() for n in names.split(",")):
+            assert hasattr(imported, imported_name), f"{name}: {module} has no {imported_name}"
+
+
+def test_the_readme_first_memory_runs_and_prints_what_it_shows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The README's first example, on fakeredis: the context it shows is the one returned."""
+    import redis
+
+    block = next(b for n, b in _python_blocks() if n == "README.md")
+    server = fakeredis.FakeServer()
+    monkeypatch.setattr(redis, "Redis", lambda *a, **k: fakeredis.FakeRedis(server=server))
+    *code, last = [line for line in block.splitlines() if line and not line.startswith("#")]
+    namespace: dict[str, object] = {}
+    exec("\n".join(code), namespace)
+    shown = " ".join(line.lstrip("# ") for line in block.splitlines() if line.startswith("# "))
+    assert repr(eval(last, namespace)) == shown
