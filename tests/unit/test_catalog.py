@@ -115,7 +115,9 @@ def _gherkin_blocks() -> list[tuple[str, str]]:
             continue
         text = page.read_text(encoding="utf-8")
         blocks += [(page.name, b) for b in re.findall(r"```gherkin\n(.*?)```", text, re.DOTALL)]
-    return blocks
+    # The examples of mistakes, shown with what --bdd-check says of them (test_check.py).
+    mistakes = {p.read_text(encoding="utf-8") for p in (ROOT / "docs" / "examples").glob("*")}
+    return [(page, block) for page, block in blocks if block not in mistakes]
 
 
 def test_every_gherkin_example_on_the_site_is_a_step_some_scenario_runs() -> None:

@@ -1,5 +1,7 @@
 """The feature-file check: undefined steps with suggestions, and every lint rule."""
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -161,3 +163,16 @@ def test_the_project_features_pass_the_check(pytester: pytest.Pytester) -> None:
     )
     result.stdout.fnmatch_lines(["checked * feature file(s), * scenario(s): no problems"])
     assert result.ret == 0
+
+
+def test_the_guides_bdd_check_sample_is_what_the_check_prints() -> None:
+    """docs/writing-scenarios.md shows --bdd-check's output on its example: the real one."""
+    guide = (ROOT / "docs" / "writing-scenarios.md").read_text(encoding="utf-8")
+    shown = guide[guide.index("```text\n") + len("```text\n") :].split("```")[0].strip()
+    printed = subprocess.run(
+        [sys.executable, "-m", "pytest", "docs/examples/greeting.feature", "--bdd-check",
+         "-p", "no:randomly"],
+        capture_output=True, text=True, cwd=ROOT, timeout=120,
+    )  # fmt: skip
+    assert printed.returncode != 0
+    assert printed.stdout.strip() == shown
