@@ -179,3 +179,12 @@ def test_the_readme_first_memory_runs_and_prints_what_it_shows(
     exec("\n".join(code), namespace)
     shown = " ".join(line.lstrip("# ") for line in block.splitlines() if line.startswith("# "))
     assert repr(eval(last, namespace)) == shown
+
+
+def test_the_kit_page_lists_every_capability_with_its_meaning() -> None:
+    from chat_memory_suite.adapter import CAPABILITIES
+
+    kit = page("kit.md")
+    table = kit[kit.index("| capability | the memory... |") :].split("\n\n")[0]
+    rows = dict(re.findall(r"^\| `(\w+)` \| (.+) \|$", table, re.M))
+    assert rows == CAPABILITIES
