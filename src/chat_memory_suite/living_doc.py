@@ -197,6 +197,13 @@ def build(config: pytest.Config, collector: LivingDoc) -> dict[str, Any]:
             if not scenario["outline"] and scenario["status"] in ("failed", "undefined")
         ]
     backend = config.stash[BACKEND_KEY].describe() if BACKEND_KEY in config.stash else "unknown"
+    lacked: Counter[str] = Counter()
+    for folder in folders.values():
+        for data in folder:
+            for rule in data["rules"]:
+                for scenario in rule["scenarios"]:  # an outline's rows are scenarios too
+                    if not scenario["outline"] and scenario["status"] == "not supported":
+                        lacked.update(_lacking(scenario["reason"] or ""))
     return {
         "title": "chat-memory: living documentation",
         "date": collector.started.strftime("%Y-%m-%d %H:%M UTC"),
@@ -209,7 +216,14 @@ def build(config: pytest.Config, collector: LivingDoc) -> dict[str, Any]:
         "tags": sorted(tags),
         "statuses": STATUSES,
         "attention": attention,
+        "tested": totals["passed"] + totals["failed"],
+        "not_supported": sorted(lacked.items(), key=lambda item: (-item[1], item[0])),
     }
+
+
+def _lacking(reason: str) -> list[str]:
+    _, marker, needs = reason.partition(f"{NOT_SUPPORTED}: needs ")
+    return [c.strip() for c in needs.split(",")] if marker else []
 
 
 def _api_label(config: pytest.Config) -> str:

@@ -231,6 +231,40 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[FACTORY_KEY] = _load_factory(str(spec), folder) if spec else None
 
 
+def lacking(reason: str) -> list[str]:
+    """The capabilities a "not supported" skip reason names; [] for any other reason."""
+    from .collect import NOT_SUPPORTED
+
+    _, marker, needs = reason.partition(f"{NOT_SUPPORTED}: needs ")
+    return [c.strip() for c in needs.split(",")] if marker else []
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """With an adapter: what was tested and what failed, then one line per missing capability."""
+    if memory_factory(config) is None:
+        return
+    from .adapter import CAPABILITIES
+
+    stats = terminalreporter.stats
+    passed = len([r for r in stats.get("passed", []) if r.when == "call"])
+    failed = len({r.nodeid for r in stats.get("failed", []) + stats.get("error", [])})
+    missing: dict[str, int] = {}
+    for report in stats.get("skipped", []):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        for capability in lacking(reason):
+            missing[capability] = missing.get(capability, 0) + 1
+    spec = config.getoption("--memory-adapter") or config.getini("memory_adapter")
+    terminalreporter.section(f"chat-memory kit: {spec}")
+    terminalreporter.write_line(
+        f"tested: {passed + failed} scenario runs, {passed} passed, {failed} failed"
+    )
+    if missing:
+        terminalreporter.write_line("not supported by this memory (not run, not passed):")
+        for capability, count in sorted(missing.items(), key=lambda item: -item[1]):
+            meaning = CAPABILITIES.get(capability, "")
+            terminalreporter.write_line(f"  {capability}: {count} scenario runs need it: {meaning}")
+
+
 def memory_factory(config: pytest.Config) -> Callable[..., Any] | None:
     """The factory of the memory under test, or None when it is chat-memory's own service."""
     return config.stash.get(FACTORY_KEY, None)

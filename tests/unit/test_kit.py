@@ -66,6 +66,19 @@ def test_our_scenarios_run_against_a_team_memory(team: pytest.Pytester) -> None:
     ]  # fmt: skip
     assert expiry["counts"]["passed"] == 0
     assert expiry["counts"]["not supported"] > 0
+    # The report leads with what was tested; "not supported" is one line per capability.
+    result.stdout.fnmatch_lines(
+        [
+            "*chat-memory kit: mymemory:make_memory*",
+            f"tested: {outcomes['passed']} scenario runs, {outcomes['passed']} passed, 0 failed",
+            "not supported by this memory (not run, not passed):",
+            "  ttl: * scenario runs need it: forgets a session after a time*",
+        ]
+    )
+    markdown = (team.path / "ld" / "living-doc.md").read_text(encoding="utf-8")
+    assert markdown.splitlines()[4].startswith(f"**Tested: {totals['passed']} scenarios")
+    assert "- 🚫 `ttl`: " in markdown
+    assert "(not supported)" not in markdown  # no entry per unsupported scenario
 
 
 def test_a_memory_that_loses_a_message_fails_our_scenarios(team: pytest.Pytester) -> None:
