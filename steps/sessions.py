@@ -195,7 +195,7 @@ def session_is_cleared(memory: MemoryService, session_id: str) -> None:
 @given(
     parsers.parse("sessions expire after {milliseconds:d} milliseconds of inactivity, in real time")
 )
-@requires("ttl")
+@requires("ttl", "millisecond_expiry")
 def sessions_expire_in_real_time(memory_settings: MemorySettings, milliseconds: int) -> None:
     """Forget a session after a short real time without messages (the clock is not frozen).
 

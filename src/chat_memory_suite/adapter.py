@@ -49,6 +49,8 @@ from chat_memory._message import message_for  # add_message's own construction
 CAPABILITIES: dict[str, str] = {
     "history_limit": "keeps only the newest messages of a session, up to a limit",
     "ttl": "forgets a session after a time without new messages, and tells the time left",
+    "millisecond_expiry": "expires to the millisecond (a store with whole seconds lacks it)",
+    "system_role": "stores messages in the system role (a store with no word for it lacks it)",
     "message_ids": "stores a message under the id the app gave it, once: a retry is no copy",
     "timestamps": "records when each message was stored",
     "tool_calls": "stores the assistant's tool calls and the tool results that answer them",

@@ -33,7 +33,7 @@ from ._compat import (
 from .adapter import capabilities_of, unsupported
 from .catalog import StepDefinition, applies_to, nearest, step_definitions
 from .check import Problem, check_feature, project_tags, registered_markers
-from .gherkin import FeatureSpec, ScenarioSpec, read_feature, shown_path
+from .gherkin import FeatureSpec, ScenarioSpec, StepSpec, read_feature, shown_path
 from .plugin import memory_factory
 
 SCENARIO_KEY = "living-doc-scenario"
@@ -121,7 +121,25 @@ class FeatureModule(ScenarioModule):
                 found.update(
                     *(d.requires for d in nearest([d for d in definitions if d.matches(step)]))
                 )
+                found.update(roles_needed(step))
         return needs
+
+
+ROLE_CAPABILITIES: dict[str, str] = {"system": "system_role", "tool": "tool_calls"}
+"""The roles a store may have no word for, and the capability that says it has one."""
+
+
+def roles_needed(step: StepSpec) -> set[str]:
+    """What the roles a step's table or JSON gives the memory need of it (system, tool)."""
+    roles: set[str] = set()
+    table = step.datatable or ()
+    if table and "role" in table[0]:
+        column = table[0].index("role")
+        roles.update(row[column] for row in table[1:] if column < len(row))
+    if step.docstring:
+        roles.update(re.findall(r'"role"\s*:\s*"(\w+)"', step.docstring))
+    roles.update(re.findall(r'with the role "(\w+)"', step.text))
+    return {ROLE_CAPABILITIES[role] for role in roles if role in ROLE_CAPABILITIES}
 
 
 def _broken(

@@ -21,6 +21,8 @@ from ..adapter import MemoryConfig, adapter
     capabilities={
         "history_limit",
         "ttl",
+        "millisecond_expiry",
+        "system_role",
         "message_ids",
         "timestamps",
         "tool_calls",

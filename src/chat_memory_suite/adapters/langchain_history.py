@@ -23,7 +23,16 @@ from chat_memory.langchain import ChatMemoryHistory, from_langchain, to_langchai
 from ..adapter import MemoryConfig, adapter
 from .chat_memory import AsyncServiceMemory, service_for
 
-CAPABILITIES = {"history_limit", "ttl", "message_ids", "tool_calls", "names", "atomic_turns"}
+CAPABILITIES = {
+    "history_limit",
+    "ttl",
+    "millisecond_expiry",
+    "system_role",
+    "message_ids",
+    "tool_calls",
+    "names",
+    "atomic_turns",
+}
 
 
 class LangChainHistoryMemory:

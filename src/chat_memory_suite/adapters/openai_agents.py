@@ -146,6 +146,8 @@ class AgentsSessionMemory(AsyncServiceMemory):
     capabilities={
         "history_limit",
         "ttl",
+        "millisecond_expiry",
+        "system_role",
         "message_ids",
         "atomic_turns",
         "pop_message",
