@@ -132,7 +132,15 @@ class ClientRecipe:
             if shared_by is not None:  # redis-py has no blocking pool for Sentinel: one each
                 options.setdefault("max_connections", max(shared_by, 100))
             return _closing_sentinels(
-                redis.asyncio.sentinel.Sentinel(sentinels, socket_timeout=2), service, options
+                redis.asyncio.sentinel.Sentinel(
+                    sentinels,
+                    socket_timeout=2,
+                    # one connection a Sentinel: many tasks connecting at once otherwise
+                    # open one each, which its pool does not close reliably
+                    sentinel_kwargs={"socket_timeout": 2, "single_connection_client": True},
+                ),
+                service,
+                options,
             )
         if shared_by is not None:
             pool = redis.asyncio.BlockingConnectionPool.from_url(
@@ -164,7 +172,7 @@ def _closing_sentinels(
     async def aclose(close_connection_pool: bool | None = None) -> None:
         await close_primary(close_connection_pool)
         for client in sentinel.sentinels:
-            await client.aclose()
+            await client.aclose(close_connection_pool=True)
 
     primary.aclose = aclose  # type: ignore[method-assign]
     return primary
