@@ -10,6 +10,11 @@ Feature: Sessions without expiry
       When 525600 minutes pass
       Then the context contains 1 message
 
+    Scenario: A session without an expiry time has no time left to tell
+      Given a new session "alice"
+      And the user said "Remember me."
+      Then the memory reports no time left for the session
+
     Scenario: Clearing a session forgets everything it held
       Given a new session "alice"
       And the user said "Forget me."

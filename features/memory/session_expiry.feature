@@ -55,3 +55,20 @@ Feature: Session expiry
       And the user said "two"
       When 31 minutes pass
       Then the context is empty
+
+  Rule: The memory tells how long a session has left, in seconds
+
+    Scenario: A session just written has the whole expiry time left
+      Given the user said "hello"
+      Then the session expires in 1800 seconds
+
+    Scenario: The time left goes down as time passes
+      Given the user said "hello"
+      When 10 minutes pass
+      Then the session expires in 1200 seconds
+
+    Scenario: A message restarts the time left
+      Given the user said "hello"
+      And 10 minutes passed
+      When the user says "still here"
+      Then the session expires in 1800 seconds

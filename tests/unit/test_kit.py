@@ -290,3 +290,38 @@ def test_a_store_with_whole_second_expiry_and_its_own_speakers_runs_unchanged(
         if scenario["status"] == "not supported"
     }
     assert any("needs" in r and "millisecond_expiry" in r for r in reasons), reasons
+
+
+ACME_BREAKS = {
+    "ttl() always None": (
+        "return None if left < 0 else float(left)",
+        "return None",
+    ),
+    "ttl() in milliseconds": (
+        "left = self.redis.ttl(self.prefix + session_id)",
+        "left = self.redis.pttl(self.prefix + session_id)",
+    ),
+    "expiry not restarted by a write": (
+        "write.expire(key, self.seconds)",
+        "write.expire(key, self.seconds, nx=True)",
+    ),
+    "history limit one too long": (
+        "write.ltrim(key, -(self.limit or 50), -1)",
+        "write.ltrim(key, -(self.limit or 50) - 1, -1)",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ACME_BREAKS))
+def test_a_capability_the_store_declares_but_breaks_fails_the_kit(
+    pytester: pytest.Pytester, name: str
+) -> None:
+    """Declaring a capability proves something: a store that breaks it fails (issue 26 part 2)."""
+    old, new = ACME_BREAKS[name]
+    assert old in ACME_ADAPTER
+    broken = ACME_ADAPTER.replace(old, new)
+    (pytester.path / "acme_adapter.py").write_text(broken, encoding="utf-8")
+    result = pytester.runpytest_subprocess(
+        "--chat-memory-suite", "--memory-adapter", "acme_adapter:make_memory", "-p", "no:randomly"
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
