@@ -78,6 +78,25 @@ class RunScript:
     keys: tuple[str, ...]
     args: list[bytes]
     script: str = "append"
+    writes: bool = True
+    """Whether it may change data: with a durability setting, replicas must confirm it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Confirm:
+    """With a durability setting, confirm that the replicas hold what ``key`` holds.
+
+    For a retry that found every message stored and so wrote nothing: a
+    ``WAIT`` after no write counts the replicas that hold nothing of this
+    connection's, which says nothing about the stored messages. The shell
+    writes the expiry of the session's ``keys`` again (``PEXPIRE``; ``PEXPIRE``
+    then ``PERSIST`` for a session without one), which the replicas receive
+    after every earlier write of the session, then waits for them. Without a
+    durability setting it sends nothing.
+    """
+
+    keys: tuple[str, ...]
+    ttl_ms: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +123,7 @@ class Summarize:
     messages: list[Message]
 
 
-Request: TypeAlias = RunScript | Command | Ask | Summarize
+Request: TypeAlias = RunScript | Command | Ask | Summarize | Confirm
 Operation: TypeAlias = Generator[Request, Any, T]
 
 
@@ -136,7 +155,14 @@ def add_messages(
             raise short.with_messages(call.messages) from None
         except REDIS_EXCEPTIONS as again:
             raise script_error(again, keys=call.keys, messages=call.messages) from again
-    return core.finish_append(call, reply)
+    result = core.finish_append(call, reply)
+    if not result.appended:  # a retry of stored messages: are they on the replicas?
+        try:
+            expiring = [k for k, r in zip(call.keys, call.roles, strict=False) if r != "x"]
+            yield Confirm(tuple(expiring or call.keys[:1]), core.ttl_ms)
+        except NotReplicatedError as short:
+            raise short.with_messages(call.messages) from None
+    return result
 
 
 def get_messages(core: MemoryCore, session_id: str) -> Operation[list[Message]]:
@@ -315,7 +341,7 @@ def _sessions_script(keys: tuple[str, ...], args: list[bytes]) -> Operation[Any]
     """Run the sessions script; its reply is raw bytes, whatever the client decodes."""
     op = Op.READ if args[0] in _READ_ACTIONS else Op.SCRIPT
     try:
-        return (yield RunScript(keys, args, script="sessions"))
+        return (yield RunScript(keys, args, script="sessions", writes=op is not Op.READ))
     except REDIS_EXCEPTIONS as exc:
         raise script_error(exc, keys=keys, messages=[], op=op) from exc
 

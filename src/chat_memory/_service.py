@@ -16,7 +16,7 @@ import redis
 from . import _ops as ops
 from ._compat import RAW, REDIRECTED, REDIS_EXCEPTIONS
 from ._core import AppendResult, MessageInput
-from ._durability import confirmed, unconfirmed
+from ._durability import confirm_commands, confirmed, unconfirmed
 from ._message import Message, Role, ToolCall, message_for
 from ._shell import MemoryShell
 from ._users import CompactResult, ForgetResult, ImportResult, SessionInfo
@@ -216,11 +216,17 @@ class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
                 # Raw bytes (see _evalsha); a server without the script (restarted, failed
                 # over) is given it, as redis-py's Script does.
                 try:
-                    return self._send(self._evalsha(request), RAW, request.keys[0], writes=True)
+                    return self._send(
+                        self._evalsha(request), RAW, request.keys[0], writes=request.writes
+                    )
                 except redis.exceptions.NoScriptError:
                     script = self._script(request.script)
                     script.sha = self._client.script_load(script.script)
-                    return self._send(self._evalsha(request), RAW, request.keys[0], writes=True)
+                    return self._send(
+                        self._evalsha(request), RAW, request.keys[0], writes=request.writes
+                    )
+            if isinstance(request, ops.Confirm):
+                return self._confirm(request)
             if isinstance(request, ops.Ask):
                 assert llm is not None, "only a chat turn asks the model"
                 return llm.complete(request.messages)
@@ -231,6 +237,22 @@ class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
             return self._send(request.args, options, request.args[1], writes=request.writes)
 
         return ops.run(operation, perform)
+
+    def _confirm(self, request: ops.Confirm) -> None:
+        """Write the session's expiry again and wait for the replicas (see ``ops.Confirm``)."""
+        durability = self._durability
+        if durability is None:
+            return
+        node_client: redis.Redis = self._client  # type: ignore[assignment]
+        if isinstance(self._client, redis.RedisCluster):
+            node = self._client.get_node_from_key(request.keys[0])  # type: ignore[no-untyped-call]
+            node_client = self._client.get_redis_connection(node)
+        pipe = node_client.pipeline(transaction=False)
+        for command in confirm_commands(request):
+            pipe.execute_command(*command)  # type: ignore[no-untyped-call]
+        pipe.execute_command(*durability.wait_command())  # type: ignore[no-untyped-call]
+        replies = pipe.execute(raise_on_error=False)
+        confirmed(durability, [replies[0], replies[-1]])
 
     def _send(
         self, command: tuple[Any, ...], options: Mapping[str, Any], key: str, *, writes: bool
@@ -266,5 +288,6 @@ class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
             reply = self._client.execute_command(*command, **options)  # type: ignore[no-untyped-call]
             replies = [reply, redis.exceptions.ResponseError(f"the slot of {key!r} moved")]
         elif unconfirmed(durability, replies):
-            node_client.connection_pool.disconnect(inuse_connections=False)
+            with suppress(TypeError):  # redis-py 5's BlockingConnectionPool: no such argument
+                node_client.connection_pool.disconnect(inuse_connections=False)
         return confirmed(durability, replies)

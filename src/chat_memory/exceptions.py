@@ -259,10 +259,13 @@ class NotReplicatedError(WriteOutcomeUnknownError):
     Raised only with a :class:`~chat_memory.Durability` setting, after Redis's
     ``WAIT`` counted ``confirmed`` of the ``wanted`` replicas within ``timeout``
     seconds. The write happened on the primary and reads there return it; a
-    failover before the replicas catch up could lose it. Retrying with the same
-    message ids (``messages``, as for any :class:`WriteOutcomeUnknownError`) is
-    safe: an id already stored is not appended again, and the retry waits for
-    the replicas once more.
+    failover before the replicas catch up could lose it. For an append,
+    retrying with the same message ids (``messages``, as for any
+    :class:`WriteOutcomeUnknownError`) is safe: an id already stored is not
+    appended again, and the retry waits for the replicas once more (it writes
+    the session's expiry again, so that the wait covers the stored messages).
+    For another write (clear, a user's sessions, compaction, pop) ``reply`` is
+    what the write returned.
     """
 
     def __init__(
@@ -277,10 +280,10 @@ class NotReplicatedError(WriteOutcomeUnknownError):
     ) -> None:
         """Say how many replicas confirmed the write, of how many asked for."""
         why = f" ({reason})" if reason else ""
+        retry = "; a retry with the same message ids is safe" if messages else ""
         super().__init__(
             f"the write is stored on the primary but confirmed by {confirmed} of {wanted}"
-            f" replica(s) within {timeout:g} s{why}: a failover now could lose it; a retry"
-            " with the same message ids is safe",
+            f" replica(s) within {timeout:g} s{why}: a failover now could lose it{retry}",
             messages,
         )
         self.confirmed = confirmed

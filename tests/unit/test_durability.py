@@ -151,3 +151,47 @@ def test_durability_must_be_a_setting_and_not_on_an_asyncio_cluster() -> None:
     cluster = redis.asyncio.RedisCluster(host=HOST, port=1)
     with pytest.raises(InvalidInputError, match="asyncio cluster"):
         AsyncMemoryService(cluster, durability=Durability())
+
+
+def test_a_retry_of_stored_messages_on_a_fresh_connection_still_waits_for_the_replica(
+    server: ThrowawayServer, replica: ThrowawayServer
+) -> None:
+    """A retry that appends nothing must not be confirmed by a WAIT that covers nothing.
+
+    On a connection that never wrote, WAIT returns at once with every replica
+    connected, however far behind: the retry writes the session's expiry
+    again so that its WAIT covers the stored message.
+    """
+    with server.admin() as client:
+        memory = MemoryService(client, ttl=1800, durability=Durability(replicas=1, timeout=0.2))
+        replica.pause()
+        try:
+            with pytest.raises(NotReplicatedError) as raised:
+                memory.add_message("s", "user", "hello", message_id="m1")
+            with server.admin() as fresh:  # a connection of its own, as after a failover
+                retrying = MemoryService(
+                    fresh, ttl=1800, durability=Durability(replicas=1, timeout=0.2)
+                )
+                with pytest.raises(NotReplicatedError) as again:
+                    retrying.add_messages("s", raised.value.messages)
+        finally:
+            replica.resume()
+        assert [m.id for m in again.value.messages] == ["m1"]
+        patient = MemoryService(client, ttl=1800, durability=Durability(replicas=1, timeout=5))
+        assert patient.add_messages("s", raised.value.messages).already_stored
+        assert 1795 < (patient.ttl("s") or 0) <= 1800
+
+
+def test_reads_of_a_users_sessions_do_not_wait_for_replicas(
+    server: ThrowawayServer, replica: ThrowawayServer
+) -> None:
+    with server.admin() as client:
+        MemoryService(client).for_user("ada").add_message("paris", "user", "hi")
+        memory = MemoryService(client, durability=Durability(replicas=1, timeout=0.2))
+        ada = memory.for_user("ada")
+        replica.pause()
+        try:
+            assert [s.session_id for s in ada.list_sessions()] == ["paris"]
+            assert '"content":"hi"' in ada.export_session("paris")
+        finally:
+            replica.resume()
