@@ -145,7 +145,10 @@ def test_the_markdown_catalog_groups_steps_by_product_concept() -> None:
     markdown = render_markdown(definitions, [])
     headings = re.findall(r"^## (.+)$", markdown, re.M)
     assert headings == list(READING_ORDER)
-    assert all(concept(d) in READING_ORDER for d in definitions)
+    grouped = {title: [d for d in definitions if concept(d) == title] for title in READING_ORDER}
+    assert all(grouped.values()), [title for title, steps in grouped.items() if not steps]
+    tools = [d.sentence for d in grouped["Tools"]]
+    assert 'Given the assistant called the tool "{name}" with the arguments {arguments}' in tools
     summary = "The summary's text is \"Summary: \" and the folded messages' texts joined by"
 
     assert summary in markdown

@@ -292,22 +292,26 @@ def test_a_store_with_whole_second_expiry_and_its_own_speakers_runs_unchanged(
     assert any("needs" in r and "millisecond_expiry" in r for r in reasons), reasons
 
 
-ACME_BREAKS = {
+ACME_BREAKS = {  # what breaks, and the feature file whose scenarios must fail for it
     "ttl() always None": (
         "return None if left < 0 else float(left)",
         "return None",
+        "memory/session_expiry.feature",
     ),
     "ttl() in milliseconds": (
         "left = self.redis.ttl(self.prefix + session_id)",
         "left = self.redis.pttl(self.prefix + session_id)",
+        "memory/session_expiry.feature",
     ),
     "expiry not restarted by a write": (
         "write.expire(key, self.seconds)",
         "write.expire(key, self.seconds, nx=True)",
+        "memory/session_expiry.feature",
     ),
     "history limit one too long": (
         "write.ltrim(key, -(self.limit or 50), -1)",
         "write.ltrim(key, -(self.limit or 50) - 1, -1)",
+        "memory/history_limit.feature",
     ),
 }
 
@@ -317,7 +321,7 @@ def test_a_capability_the_store_declares_but_breaks_fails_the_kit(
     pytester: pytest.Pytester, name: str
 ) -> None:
     """Declaring a capability proves something: a store that breaks it fails (issue 26 part 2)."""
-    old, new = ACME_BREAKS[name]
+    old, new, failing = ACME_BREAKS[name]
     assert old in ACME_ADAPTER
     broken = ACME_ADAPTER.replace(old, new)
     (pytester.path / "acme_adapter.py").write_text(broken, encoding="utf-8")
@@ -325,3 +329,4 @@ def test_a_capability_the_store_declares_but_breaks_fails_the_kit(
         "--chat-memory-suite", "--memory-adapter", "acme_adapter:make_memory", "-p", "no:randomly"
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result.stdout.fnmatch_lines([f"FAILED {failing}::*"])
