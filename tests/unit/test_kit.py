@@ -330,3 +330,64 @@ def test_a_capability_the_store_declares_but_breaks_fails_the_kit(
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     result.stdout.fnmatch_lines([f"FAILED {failing}::*"])
+
+
+OUR_STORE_BROKEN = """
+import dataclasses
+
+from chat_memory_suite.adapter import adapter
+from chat_memory_suite.adapters import chat_memory
+
+
+class Broken(chat_memory.ServiceMemory):
+    BREAK
+
+
+@adapter(capabilities=chat_memory.make_memory.capabilities)
+def make_memory(config):
+    return Broken(chat_memory.service_for(config))
+"""
+OUR_BREAKS = {  # a capability chat-memory's own adapter declares, broken; the feature that fails
+    "names dropped": (
+        "def get_messages(self, session_id):\n"
+        "        stored = super().get_messages(session_id)\n"
+        "        return [dataclasses.replace(m, name=None) for m in stored]",
+        "memory/named_writers.feature",
+    ),
+    "tool calls dropped": (
+        "def get_messages(self, session_id):\n"
+        "        stored = super().get_messages(session_id)\n"
+        "        return [dataclasses.replace(m, tool_calls=()) for m in stored]",
+        "memory/tool_exchanges.feature",
+    ),
+    "message ids ignored": (
+        "def add_messages(self, session_id, messages):\n"
+        "        fresh = [dataclasses.replace(m, id=None) for m in messages]\n"
+        "        return super().add_messages(session_id, fresh)",
+        "memory/remembering.feature",
+    ),
+    "timestamps dropped": (
+        "def get_messages(self, session_id):\n"
+        "        stored = super().get_messages(session_id)\n"
+        "        return [dataclasses.replace(m, created_at=None) for m in stored]",
+        "*.feature",
+    ),
+    "pop takes nothing": (
+        "def pop_message(self, session_id):\n        return None",
+        "memory/remembering.feature",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OUR_BREAKS))
+def test_each_capability_our_adapter_declares_fails_the_kit_when_broken(
+    pytester: pytest.Pytester, name: str
+) -> None:
+    """Every declared capability is proven by some scenario that fails without it."""
+    code, failing = OUR_BREAKS[name]
+    (pytester.path / "broken.py").write_text(OUR_STORE_BROKEN.replace("BREAK", code), "utf-8")
+    result = pytester.runpytest_subprocess(
+        "--chat-memory-suite", "--memory-adapter", "broken:make_memory", "-p", "no:randomly"
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result.stdout.fnmatch_lines([f"FAILED *{failing}::*"])
