@@ -63,6 +63,13 @@ def context_contains(memory: MemoryService, session_id: str, count: int) -> None
 def context_is(memory: MemoryService, session_id: str, datatable: Sequence[Sequence[str]]) -> None:
     """The session holds exactly these messages, oldest first.
 
+    A message that carries more than a role and a content (a compaction's
+    summary, named "summary"; an assistant's tool calls; a named writer's
+    name) does not equal a table row: check such a context with "Then the
+    context is this JSON:", which shows every field. This is the current
+    session; a user's own session is checked with "Then the context of user
+    ... 's session ... is:".
+
     Then the context is:
     """
     expect_messages(_the_context(session_id), memory.get_context(session_id), messages(datatable))

@@ -339,7 +339,10 @@ def user_asks_in_own_session(
     The same turn as "the user asks", with the same system prompt and budget,
     in the session ``name`` of ``user``: the one "user ... said ... in
     session ..." writes to and "the sessions of user ... are listed" shows. A
-    failure of the model, or of storing the turn, is kept for a Then step.
+    failure of the model, or of storing the turn, is kept for a Then step;
+    "Then the assistant answers ..." reads its answer. The "context" steps
+    still look at the current session, not this one: "Then the context of
+    user ... 's session ... is:" reads this one.
 
     Given user "ada" asked "Plan my Paris trip" in session "paris"
     When user "ada" asks "Which museums?" in session "paris"
