@@ -144,13 +144,29 @@ def chat(
 ) -> ChatService:
     """The chat turn under test."""
     chat_settings.built = True
+    return _chat_over(services, memory, model, chat_settings)
+
+
+def _chat_over(
+    services: Services, memory: MemoryService, model: ChatModel, settings: ChatSettings
+) -> ChatService:
+    """A chat turn over ``memory`` with the scenario's system prompt, budget and counter."""
     return services.chat(
         memory,
         model,
-        system_prompt=chat_settings.system_prompt,
-        max_prompt_tokens=chat_settings.max_prompt_tokens,
-        token_counter=chat_settings.token_counter,
+        system_prompt=settings.system_prompt,
+        max_prompt_tokens=settings.max_prompt_tokens,
+        token_counter=settings.token_counter,
     )
+
+
+def _take_turn(turn: Turn, chat: ChatService, session_id: str, text: str) -> None:
+    """Run one turn; a failure of the model, or of storing the turn, is kept for a Then step."""
+    turn.answer, turn.error = None, None
+    try:
+        turn.answer = chat.reply(session_id, text)
+    except (FakeLLMError, ReplyNotStoredError) as exc:
+        turn.error = exc
 
 
 @pytest.fixture
@@ -304,11 +320,7 @@ def user_asks(chat: ChatService, session_id: str, turn: Turn, text: str) -> None
     Given the user asked "My name is Ada."
     When the user asks "What is my name?"
     """
-    turn.answer, turn.error = None, None
-    try:
-        turn.answer = chat.reply(session_id, text)
-    except (FakeLLMError, ReplyNotStoredError) as exc:  # kept for a Then step to check
-        turn.error = exc
+    _take_turn(turn, chat, session_id, text)
 
 
 @given(parsers.parse('the user of session "{name}" asked "{text}"'))
@@ -347,18 +359,8 @@ def user_asks_in_own_session(
     Given user "ada" asked "Plan my Paris trip" in session "paris"
     When user "ada" asks "Which museums?" in session "paris"
     """
-    chat = services.chat(
-        memory.for_user(user),
-        model,
-        system_prompt=chat_settings.system_prompt,
-        max_prompt_tokens=chat_settings.max_prompt_tokens,
-        token_counter=chat_settings.token_counter,
-    )
-    turn.answer, turn.error = None, None
-    try:
-        turn.answer = chat.reply(name, text)
-    except (FakeLLMError, ReplyNotStoredError) as exc:  # kept for a Then step to check
-        turn.error = exc
+    chat = _chat_over(services, memory.for_user(user), model, chat_settings)
+    _take_turn(turn, chat, name, text)
 
 
 @then(parsers.parse('the prompt begins with the summary "{text}"'))

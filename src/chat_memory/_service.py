@@ -238,16 +238,19 @@ class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
 
         return ops.run(operation, perform)
 
+    def _node_client(self, key: str) -> redis.Redis:
+        """Return the client of the node holding ``key`` on a cluster, else the memory's own."""
+        if isinstance(self._client, redis.RedisCluster):
+            node = self._client.get_node_from_key(key)  # type: ignore[no-untyped-call]
+            return self._client.get_redis_connection(node)
+        return self._client
+
     def _confirm(self, request: ops.Confirm) -> None:
         """Write the session's expiry again and wait for the replicas (see ``ops.Confirm``)."""
         durability = self._durability
         if durability is None:
             return
-        node_client: redis.Redis = self._client  # type: ignore[assignment]
-        if isinstance(self._client, redis.RedisCluster):
-            node = self._client.get_node_from_key(request.keys[0])  # type: ignore[no-untyped-call]
-            node_client = self._client.get_redis_connection(node)
-        pipe = node_client.pipeline(transaction=False)
+        pipe = self._node_client(request.keys[0]).pipeline(transaction=False)
         for command in confirm_commands(request):
             pipe.execute_command(*command)  # type: ignore[no-untyped-call]
         pipe.execute_command(*durability.wait_command())  # type: ignore[no-untyped-call]
@@ -266,10 +269,7 @@ class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
         durability = self._durability
         if durability is None or not writes:
             return self._client.execute_command(*command, **options)  # type: ignore[no-untyped-call]
-        node_client: redis.Redis = self._client  # type: ignore[assignment]
-        if isinstance(self._client, redis.RedisCluster):
-            node = self._client.get_node_from_key(key)  # type: ignore[no-untyped-call]
-            node_client = self._client.get_redis_connection(node)
+        node_client = self._node_client(key)
         pipe = node_client.pipeline(transaction=False)
         pipe.execute_command(*command, **options)  # type: ignore[no-untyped-call]
         pipe.execute_command(*durability.wait_command())  # type: ignore[no-untyped-call]

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.site_screenshot import FLAGS
+
 ROOT = Path(__file__).resolve().parents[2]
 
 CONFTEST = '''
@@ -188,15 +190,7 @@ def test_the_page_is_self_contained_and_escapes_feature_text(living_doc: Path) -
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+CHROMIUM_FLAGS = list(FLAGS)  # the flags CI pictures the site with
 
 
 class _Scenarios(HTMLParser):
