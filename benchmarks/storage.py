@@ -116,7 +116,7 @@ def server_time(client: redis.Redis, url: str, rounds: int, count: int) -> list[
     for round_number in range(rounds):
         for name, write in contenders.items():
             sessions = [f"time:{round_number}:{name}:{s}" for s in range(10)]
-            for n in range(HISTORY):  # every session already full: each append trims
+            for n in range(HISTORY * len(sessions)):  # every session already full: each append trims
                 write(sessions[n % 10], n)
             client.config_resetstat()
             for n in range(count):

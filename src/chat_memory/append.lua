@@ -30,21 +30,31 @@
 -- its id ('' when only the id is known).
 
 local roles = ARGV[6]
-local key, number = {}, {}
-for n = 1, #roles do
-  local role = string.sub(roles, n, n)
-  key[role], number[role] = KEYS[n], n
+local H, S, I, M, X
+for n = 1, #roles do  -- bytes, not one-letter strings: this runs on every append
+  local role = string.byte(roles, n)
+  if role == 104 then H = KEYS[n]
+  elseif role == 115 then S = KEYS[n]
+  elseif role == 105 then I = KEYS[n]
+  elseif role == 109 then M = KEYS[n]
+  elseif role == 120 then X = KEYS[n] end
 end
-local H, S, I, M, X = key.h, key.s, key.i, key.m, key.x
 local ttl = ARGV[2]
+
+-- The number of the key a role letter names, and the key.
+local function numbered(role)
+  local n = string.find(roles, role, 1, true)
+  return n, KEYS[n]
+end
 
 -- A refusal of a read or of the first write: nothing was written.
 local function refused(reply, role, command)
   local message = tostring(reply.err or '')
   -- Redis 6 puts the script's line before the error's own code: found anywhere.
   if string.find(message, 'WRONGTYPE', 1, true) then
-    local found = redis.call('TYPE', key[role])['ok']
-    return redis.error_reply('CHATMEM_WRONGTYPE ' .. number[role] .. ' ' .. found)
+    local n, target = numbered(role)
+    local found = redis.call('TYPE', target)['ok']
+    return redis.error_reply('CHATMEM_WRONGTYPE ' .. n .. ' ' .. found)
   end
   -- Redis 7 says NOPERM; Redis 6 and Valkey word an ACL failure in a script their own way.
   if string.find(message, '^NOPERM') or string.find(message, "can't run this command")
@@ -92,6 +102,57 @@ local function fields(role, target, wanted)
   return all
 end
 
+-- The common call, one message for a session whose hash holds every id of its
+-- history, takes this short way: the same reads and writes as the general way
+-- below, without its tables (a script's time is mostly its Lua, not its commands).
+if S and not I and not X and #ARGV == 9 then
+  local found = redis.pcall('HMGET', S, '', ARGV[7])
+  if found.err then return refused(found, 's', 'HMGET') end
+  local known = found[2]
+  if found[1] and known then
+    if known ~= '' and string.match(known, '^%S+') ~= string.match(ARGV[8], '^%S+') then
+      return redis.error_reply('CHATMEM_CONFLICT 1')
+    end
+    return {known}
+  end
+  if found[1] then
+    if redis.acl_check_cmd then
+      local denied = not redis.acl_check_cmd('LPOP', H, '1') and 'lpop'
+        or not redis.acl_check_cmd('HSET', S, 'id', 'fp') and 'hset'
+        or not redis.acl_check_cmd('HDEL', S, 'id') and 'hdel'
+      if not denied then
+        local command = ttl == '0' and 'PERSIST' or 'PEXPIRE'
+        if not redis.acl_check_cmd(command, H, ttl) or not redis.acl_check_cmd(command, S, ttl)
+          or (M and not redis.acl_check_cmd(command, M, ttl)) then
+          denied = string.lower(command)
+        end
+      end
+      if denied then return redis.error_reply('CHATMEM_NOPERM ' .. denied) end
+    end
+    local length = redis.pcall('RPUSH', H, ARGV[9])
+    if type(length) == 'table' then return refused(length, 'h', 'RPUSH') end
+    local excess = length - tonumber(ARGV[1])
+    redis.call('HSET', S, ARGV[7], ARGV[8])
+    if excess > 0 then
+      -- The retry window is the history: forget the ids of the entries it dropped.
+      for _, entry in ipairs(redis.call('LPOP', H, excess)) do
+        local id = id_of(entry)
+        if id then redis.call('HDEL', S, id) end
+      end
+    end
+    if ttl == '0' then
+      redis.call('PERSIST', H)
+      redis.call('PERSIST', S)
+      if M then redis.call('PERSIST', M) end
+    else
+      redis.call('PEXPIRE', H, ttl)
+      redis.call('PEXPIRE', S, ttl)
+      if M then redis.call('PEXPIRE', M, ttl) end
+    end
+    return {1}
+  end
+end
+
 local ids = {}
 for i = 7, #ARGV, 3 do ids[#ids + 1] = ARGV[i] end
 
@@ -127,7 +188,7 @@ if X then
   kind, refusal = read('m', 'TYPE', M)
   if refusal then return refusal end
   if kind['ok'] ~= 'none' and kind['ok'] ~= 'hash' then
-    return redis.error_reply('CHATMEM_WRONGTYPE ' .. number.m .. ' ' .. kind['ok'])
+    return redis.error_reply('CHATMEM_WRONGTYPE ' .. numbered('m') .. ' ' .. kind['ok'])
   end
   local _
   _, refusal = read('x', 'ZSCORE', X, ARGV[5])
@@ -211,36 +272,27 @@ end
 -- Only a call that appended is a write: a retry of stored messages changes nothing.
 if #entries == 0 then return outcome end
 
-local expiring = {H}
-if S then expiring[#expiring + 1] = S end
-if I then expiring[#expiring + 1] = I end
-if M then expiring[#expiring + 1] = M end
-
--- Redis 7 tells in advance whether this user may run each write of this call.
+-- Redis 7 tells in advance whether this user may run each write of this call; the
+-- push that comes first is refused whole by itself. Called one by one, not from a
+-- table of commands: this runs on every append.
+local function denied(command, ...)
+  if redis.acl_check_cmd(command, ...) then return false end
+  refusal = redis.error_reply('CHATMEM_NOPERM ' .. string.lower(command))
+  return true
+end
+local function expiry_denied(target)
+  if ttl == '0' then return denied('PERSIST', target) end
+  return denied('PEXPIRE', target, ttl)
+end
 if redis.acl_check_cmd then
-  local checks = {{'RPUSH', H, 'e'}, {'LPOP', H, '1'}}
-  if S then
-    checks[#checks + 1] = {'HSET', S, 'id', 'fp'}
-    checks[#checks + 1] = {'HDEL', S, 'id'}
-  end
-  if I then
-    checks[#checks + 1] = {'RPUSH', I, 'id'}
-    checks[#checks + 1] = {'LPUSH', I, 'id'}
-    checks[#checks + 1] = {'LTRIM', I, '0', '-1'}
-  end
-  if X then
-    checks[#checks + 1] = {'HSETNX', M, 'created_at', '0'}
-    checks[#checks + 1] = {'ZADD', X, '0', 'member'}
-    checks[#checks + 1] = {'PTTL', X}
-    checks[#checks + 1] = ttl == '0' and {'PERSIST', X} or {'PEXPIRE', X, ttl}
-  end
-  for _, target in ipairs(expiring) do
-    checks[#checks + 1] = ttl == '0' and {'PERSIST', target} or {'PEXPIRE', target, ttl}
-  end
-  for _, check in ipairs(checks) do
-    if not redis.acl_check_cmd(unpack(check)) then
-      return redis.error_reply('CHATMEM_NOPERM ' .. string.lower(check[1]))
-    end
+  if denied('LPOP', H, '1') or expiry_denied(H)
+    or (S and (denied('HSET', S, 'id', 'fp') or denied('HDEL', S, 'id') or expiry_denied(S)))
+    or (I and (denied('RPUSH', I, 'id') or denied('LPUSH', I, 'id')
+      or denied('LTRIM', I, '0', '-1') or expiry_denied(I)))
+    or (M and expiry_denied(M))
+    or (X and (denied('HSETNX', M, 'created_at', '0') or denied('ZADD', X, '0', 'member')
+      or denied('PTTL', X) or expiry_denied(X))) then
+    return refusal
   end
 end
 
@@ -287,13 +339,17 @@ if X then
   index_ttl = redis.call('PTTL', X)
   redis.call('ZADD', X, ARGV[4], ARGV[5])
 end
-for _, target in ipairs(expiring) do
+local function expire(target)
   if ttl == '0' then
     redis.call('PERSIST', target)
   else
     redis.call('PEXPIRE', target, ttl)
   end
 end
+expire(H)
+if S then expire(S) end
+if I then expire(I) end
+if M then expire(M) end
 -- The index outlives every session in it: it never expires while one session
 -- never does, and otherwise expires with the session that expires last.
 if X then
