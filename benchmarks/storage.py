@@ -17,8 +17,10 @@ the messages of a chat: a user's (~100 characters) and the assistant's answer
 
 from __future__ import annotations
 
+import itertools
 import json
 import statistics
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -40,6 +42,20 @@ MINIMAL_SCRIPT = (
     " redis.call('PEXPIRE', KEYS[1], ARGV[3]) return 1"
 )
 MINIMAL = "minimal Lua script (RPUSH, LTRIM, PEXPIRE)"
+FLOOR_SCRIPT = (
+    "local found = redis.call('HMGET', KEYS[2], '', ARGV[1])"
+    " if found[2] then return 0 end"
+    " local length = redis.call('RPUSH', KEYS[1], ARGV[3])"
+    " local dropped = length > 20 and redis.call('LPOP', KEYS[1], length - 20) or {}"
+    " redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])"
+    " for _, entry in ipairs(dropped) do"
+    "   redis.call('HDEL', KEYS[2], string.match(entry, '^{\"v\":1,\"id\":\"([^\"]*)\"'))"
+    " end"
+    " for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[4]) end return 1"
+)
+FLOOR = "chat-memory's commands alone (no checks, no logic)"
+"""The commands of chat-memory's usual append, with nothing around them: the floor of
+any script that keeps a session's ids beside its history, whatever its code."""
 CHAT_MEMORY = "chat-memory add_message"
 RAW_LIST = "raw capped list (RPUSH, LTRIM)"
 
@@ -69,6 +85,7 @@ class Costs:
 
 def _contenders(client: redis.Redis, url: str) -> dict[str, Write]:
     minimal = client.register_script(MINIMAL_SCRIPT)
+    floor_script = client.register_script(FLOOR_SCRIPT)
     memory = MemoryService(client, max_history=HISTORY, ttl=TTL_SECONDS, namespace="cost")
 
     def multi(session: str, n: int) -> object:
@@ -86,6 +103,21 @@ def _contenders(client: redis.Redis, url: str) -> dict[str, Write]:
         role, content = message(n)
         return memory.add_message(session, role, content)
 
+    ids = itertools.count()
+
+    def floor(session: str, n: int) -> object:
+        history, _, seen, meta = memory.keys.all(session)
+        role, content = message(n)
+        message_id = uuid.uuid4().hex  # a new message each time, as add_message makes
+        entry = json.dumps(
+            {"v": 1, "id": message_id, "role": role, "content": content, "created_at": 1.0},
+            separators=(",", ":"),
+        )
+        return floor_script(
+            keys=[history, seen, meta],
+            args=[message_id, f"{next(ids):032x} 1796205600.0", entry, TTL_SECONDS * 1000],
+        )
+
     return {
         "raw RPUSH": lambda session, n: client.rpush(session, _json(n)),
         "hand-written MULTI (RPUSH, LTRIM, PEXPIRE)": multi,
@@ -93,6 +125,7 @@ def _contenders(client: redis.Redis, url: str) -> dict[str, Write]:
             keys=[session], args=[_json(n), HISTORY, TTL_SECONDS * 1000]
         ),
         "seed article (RPUSH; LTRIM)": seed,
+        FLOOR: floor,
         CHAT_MEMORY: ours,
         **writers(url, message),
     }

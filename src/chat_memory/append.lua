@@ -28,10 +28,20 @@
 -- on Redis 7 each write's permission is asked in advance.
 -- Returns one element per message: 1 if appended, else the stored fingerprint of
 -- its id ('' when only the id is known).
+--
+-- Most calls append one message to a session whose hash is complete; they take a
+-- short way through the same reads and writes (one HMGET, RPUSH, LPOP when over the
+-- limit, HSET, HDEL of the dropped ids, the TTLs). What a script costs the server is
+-- mostly its Lua (each table it builds, each string it reads back), so the short
+-- way builds none it does not need; docs/benchmarks.md measures both.
 
 local roles = ARGV[6]
 local H, S, I, M, X
-for n = 1, #roles do  -- bytes, not one-letter strings: this runs on every append
+local letters = #roles
+if roles == 'hsm' then  -- a plain session with the history as its retry window
+  H, S, M, letters = KEYS[1], KEYS[2], KEYS[3], 0
+end
+for n = 1, letters do  -- bytes, not one-letter strings: this runs on every append
   local role = string.byte(roles, n)
   if role == 104 then H = KEYS[n]
   elseif role == 115 then S = KEYS[n]
@@ -102,53 +112,117 @@ local function fields(role, target, wanted)
   return all
 end
 
--- The common call, one message for a session whose hash holds every id of its
--- history, takes this short way: the same reads and writes as the general way
--- below, without its tables (a script's time is mostly its Lua, not its commands).
+-- The writes of an append, shared by the common call's short way and the general way.
+
+-- Redis 7 tells in advance whether this user may run each write of this call; the
+-- push that comes first is refused whole by itself. Asked one by one, without a
+-- table of commands: this runs on every append. Returns the refusal, or nil.
+local expiry = ttl == '0' and 'PERSIST' or 'PEXPIRE'
+local function no(command, ...)
+  return not redis.acl_check_cmd(command, ...)
+end
+local function expires(target)
+  if ttl == '0' then return no('PERSIST', target) end
+  return no('PEXPIRE', target, ttl)
+end
+local function denied()
+  if not redis.acl_check_cmd then return nil end
+  local command = (no('LPOP', H, '1') and 'LPOP') or (expires(H) and expiry)
+    or (S and ((no('HSET', S, 'id', 'fp') and 'HSET') or (no('HDEL', S, 'id') and 'HDEL')
+      or (expires(S) and expiry)))
+    or (I and ((no('RPUSH', I, 'id') and 'RPUSH') or (no('LPUSH', I, 'id') and 'LPUSH')
+      or (no('LTRIM', I, '0', '-1') and 'LTRIM') or (expires(I) and expiry)))
+    or (M and expires(M) and expiry)
+    or (X and ((no('HSETNX', M, 'created_at', '0') and 'HSETNX')
+      or (no('ZADD', X, '0', 'member') and 'ZADD') or (no('PTTL', X) and 'PTTL')
+      or (expires(X) and expiry)))
+  if command then return redis.error_reply('CHATMEM_NOPERM ' .. string.lower(command)) end
+end
+
+-- The first write: refused whole (a key of another type, a missing permission), or done.
+-- Returns the history's new length, or nil and the refusal.
+local function push(entries)
+  local first = math.min(#entries, 1000)
+  local length = redis.pcall('RPUSH', H, unpack(entries, 1, first))
+  if type(length) == 'table' then return nil, refused(length, 'h', 'RPUSH') end
+  for chunk = first + 1, #entries, 1000 do
+    length = redis.call('RPUSH', H, unpack(entries, chunk, math.min(chunk + 999, #entries)))
+  end
+  return length
+end
+
+-- The history's limit: drops its oldest entries, and returns them.
+local function trim(length)
+  local excess = length - tonumber(ARGV[1])
+  return excess > 0 and redis.call('LPOP', H, excess) or {}
+end
+
+-- The retry window is the history: forget the ids of the entries it dropped.
+local function forget(dropped)
+  local gone = {}
+  for _, entry in ipairs(dropped) do gone[#gone + 1] = id_of(entry) end
+  if #gone > 0 then chunked('HDEL', S, gone) end
+end
+
+-- Whether a stored fingerprint names other content than this one: the digest is
+-- everything before the first space; '' is an id known without it.
+local function conflicts(stored, fingerprint)
+  return stored ~= '' and string.match(stored, '^%S+') ~= string.match(fingerprint, '^%S+')
+end
+
+local function expire(target)
+  if ttl == '0' then
+    redis.call('PERSIST', target)
+  else
+    redis.call('PEXPIRE', target, ttl)
+  end
+end
+
+-- A user's index and the session's metadata, then every TTL: the writes after the append.
+local function finish()
+  local index_ttl
+  if X then
+    redis.call('HSETNX', M, 'created_at', ARGV[4])
+    index_ttl = redis.call('PTTL', X)
+    redis.call('ZADD', X, ARGV[4], ARGV[5])
+  end
+  expire(H)
+  if S then expire(S) end
+  if I then expire(I) end
+  if M then expire(M) end
+  -- The index outlives every session in it: it never expires while one session
+  -- never does, and otherwise expires with the session that expires last.
+  if X then
+    if ttl == '0' then
+      redis.call('PERSIST', X)
+    elseif index_ttl == -2 or (index_ttl >= 0 and index_ttl < tonumber(ttl)) then
+      redis.call('PEXPIRE', X, ttl)
+    end
+  end
+end
+
+-- The common call, one message for a session whose hash holds the id of every entry
+-- of its history (no ids list, no user's index), takes this short way: the same
+-- reads and writes as the general way below, without its tables. A script's time is
+-- mostly its Lua, not its commands.
 if S and not I and not X and #ARGV == 9 then
   local found = redis.pcall('HMGET', S, '', ARGV[7])
   if found.err then return refused(found, 's', 'HMGET') end
-  local known = found[2]
-  if found[1] and known then
-    if known ~= '' and string.match(known, '^%S+') ~= string.match(ARGV[8], '^%S+') then
-      return redis.error_reply('CHATMEM_CONFLICT 1')
-    end
-    return {known}
-  end
   if found[1] then
-    if redis.acl_check_cmd then
-      local denied = not redis.acl_check_cmd('LPOP', H, '1') and 'lpop'
-        or not redis.acl_check_cmd('HSET', S, 'id', 'fp') and 'hset'
-        or not redis.acl_check_cmd('HDEL', S, 'id') and 'hdel'
-      if not denied then
-        local command = ttl == '0' and 'PERSIST' or 'PEXPIRE'
-        if not redis.acl_check_cmd(command, H, ttl) or not redis.acl_check_cmd(command, S, ttl)
-          or (M and not redis.acl_check_cmd(command, M, ttl)) then
-          denied = string.lower(command)
-        end
-      end
-      if denied then return redis.error_reply('CHATMEM_NOPERM ' .. denied) end
+    local stored = found[2]
+    if stored then
+      if conflicts(stored, ARGV[8]) then return redis.error_reply('CHATMEM_CONFLICT 1') end
+      return {stored}
     end
-    local length = redis.pcall('RPUSH', H, ARGV[9])
-    if type(length) == 'table' then return refused(length, 'h', 'RPUSH') end
-    local excess = length - tonumber(ARGV[1])
+    local refusal = denied()
+    if refusal then return refusal end
+    local length
+    length, refusal = push({ARGV[9]})
+    if refusal then return refusal end
+    local dropped = trim(length)
     redis.call('HSET', S, ARGV[7], ARGV[8])
-    if excess > 0 then
-      -- The retry window is the history: forget the ids of the entries it dropped.
-      for _, entry in ipairs(redis.call('LPOP', H, excess)) do
-        local id = id_of(entry)
-        if id then redis.call('HDEL', S, id) end
-      end
-    end
-    if ttl == '0' then
-      redis.call('PERSIST', H)
-      redis.call('PERSIST', S)
-      if M then redis.call('PERSIST', M) end
-    else
-      redis.call('PEXPIRE', H, ttl)
-      redis.call('PEXPIRE', S, ttl)
-      if M then redis.call('PEXPIRE', M, ttl) end
-    end
+    forget(dropped)
+    finish()
     return {1}
   end
 end
@@ -256,10 +330,7 @@ for n, id in ipairs(ids) do
     if elsewhere[id] then found = '' end
   end
   if found then
-    -- The digest is everything before the first space; '' is an id known without it.
-    if found ~= '' and string.match(found, '^%S+') ~= string.match(fingerprint, '^%S+') then
-      return redis.error_reply('CHATMEM_CONFLICT ' .. n)
-    end
+    if conflicts(found, fingerprint) then return redis.error_reply('CHATMEM_CONFLICT ' .. n) end
     outcome[n] = found
   else
     outcome[n] = 1
@@ -271,40 +342,12 @@ for n, id in ipairs(ids) do
 end
 -- Only a call that appended is a write: a retry of stored messages changes nothing.
 if #entries == 0 then return outcome end
-
--- Redis 7 tells in advance whether this user may run each write of this call; the
--- push that comes first is refused whole by itself. Called one by one, not from a
--- table of commands: this runs on every append.
-local function denied(command, ...)
-  if redis.acl_check_cmd(command, ...) then return false end
-  refusal = redis.error_reply('CHATMEM_NOPERM ' .. string.lower(command))
-  return true
-end
-local function expiry_denied(target)
-  if ttl == '0' then return denied('PERSIST', target) end
-  return denied('PEXPIRE', target, ttl)
-end
-if redis.acl_check_cmd then
-  if denied('LPOP', H, '1') or expiry_denied(H)
-    or (S and (denied('HSET', S, 'id', 'fp') or denied('HDEL', S, 'id') or expiry_denied(S)))
-    or (I and (denied('RPUSH', I, 'id') or denied('LPUSH', I, 'id')
-      or denied('LTRIM', I, '0', '-1') or expiry_denied(I)))
-    or (M and expiry_denied(M))
-    or (X and (denied('HSETNX', M, 'created_at', '0') or denied('ZADD', X, '0', 'member')
-      or denied('PTTL', X) or expiry_denied(X))) then
-    return refusal
-  end
-end
-
--- The first write: refused whole (a key of another type, a missing permission), or done.
-local first = math.min(#entries, 1000)
-local length = redis.pcall('RPUSH', H, unpack(entries, 1, first))
-if type(length) == 'table' and length.err then return refused(length, 'h', 'RPUSH') end
-for chunk = first + 1, #entries, 1000 do
-  length = redis.call('RPUSH', H, unpack(entries, chunk, math.min(chunk + 999, #entries)))
-end
-local excess = length - tonumber(ARGV[1])
-local dropped = excess > 0 and redis.call('LPOP', H, excess) or {}
+refusal = denied()
+if refusal then return refusal end
+local length
+length, refusal = push(entries)
+if refusal then return refusal end
+local dropped = trim(length)
 if S then
   if not complete then
     for _, value in ipairs(heal) do seen[#seen + 1] = value end
@@ -313,12 +356,7 @@ if S then
   end
   chunked('HSET', S, seen)
   if #stale > 0 then chunked('HDEL', S, stale) end
-  if not I then
-    -- The retry window is the history: forget the ids of the entries it dropped.
-    local gone = {}
-    for _, entry in ipairs(dropped) do gone[#gone + 1] = id_of(entry) end
-    if #gone > 0 then chunked('HDEL', S, gone) end
-  end
+  if not I then forget(dropped) end
 end
 if I then
   if #unlisted > 0 then  -- older than this call's: pushed at the head, oldest first
@@ -333,30 +371,5 @@ if I then
     redis.call('LTRIM', I, over, -1)
   end
 end
-local index_ttl
-if X then
-  redis.call('HSETNX', M, 'created_at', ARGV[4])
-  index_ttl = redis.call('PTTL', X)
-  redis.call('ZADD', X, ARGV[4], ARGV[5])
-end
-local function expire(target)
-  if ttl == '0' then
-    redis.call('PERSIST', target)
-  else
-    redis.call('PEXPIRE', target, ttl)
-  end
-end
-expire(H)
-if S then expire(S) end
-if I then expire(I) end
-if M then expire(M) end
--- The index outlives every session in it: it never expires while one session
--- never does, and otherwise expires with the session that expires last.
-if X then
-  if ttl == '0' then
-    redis.call('PERSIST', X)
-  elseif index_ttl == -2 or (index_ttl >= 0 and index_ttl < tonumber(ttl)) then
-    redis.call('PEXPIRE', X, ttl)
-  end
-end
+finish()
 return outcome
