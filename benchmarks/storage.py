@@ -49,7 +49,7 @@ FLOOR_SCRIPT = (
     " local dropped = length > 20 and redis.call('LPOP', KEYS[1], length - 20) or {}"
     " redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])"
     " for _, entry in ipairs(dropped) do"
-    "   redis.call('HDEL', KEYS[2], string.match(entry, '^{\"v\":1,\"id\":\"([^\"]*)\"'))"
+    '   redis.call(\'HDEL\', KEYS[2], string.match(entry, \'^{"v":1,"id":"([^"]*)"\'))'
     " end"
     " for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[4]) end return 1"
 )
@@ -149,7 +149,7 @@ def server_time(client: redis.Redis, url: str, rounds: int, count: int) -> list[
     for round_number in range(rounds):
         for name, write in contenders.items():
             sessions = [f"time:{round_number}:{name}:{s}" for s in range(10)]
-            for n in range(HISTORY * len(sessions)):  # every session already full: each append trims
+            for n in range(HISTORY * len(sessions)):  # every session full: each append trims
                 write(sessions[n % 10], n)
             client.config_resetstat()
             for n in range(count):
