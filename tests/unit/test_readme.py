@@ -5,10 +5,9 @@ import re
 import tomllib
 from pathlib import Path
 
-import fakeredis
 import pytest
 
-from chat_memory import MemoryService, acl_rules, exceptions
+from chat_memory import acl_rules, exceptions
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -50,18 +49,6 @@ def test_every_sentence_in_the_guides_step_table_exists() -> None:
         if not any(d.matches(step) for d in definitions):
             missing.append(sentence)
     assert missing == []
-
-
-def test_the_users_example_runs_as_written(capsys: pytest.CaptureFixture[str]) -> None:
-    text = page("application.md")
-    start = text.index('ada = memory.for_user("ada")')
-    example = text[start : text.index("```", start)]
-    memory = MemoryService(fakeredis.FakeRedis())
-    exec(example, {"memory": memory})
-    printed = capsys.readouterr().out.splitlines()
-    assert printed[0].startswith("paris Paris trip 1 ")
-    assert printed[1] == "['paris'] 4"  # the session's history, seen and meta, and the index
-    assert memory.get_context("paris-copy") == [{"role": "user", "content": "Plan my Paris trip"}]
 
 
 def test_the_readme_suite_time_is_the_one_docs_suite_speed_measured() -> None:
@@ -154,8 +141,7 @@ def _python_blocks() -> list[tuple[str, str]]:
 def test_every_python_example_compiles_and_imports_what_exists(name: str, block: str) -> None:
     """Each snippet is valid Python, and every chat_memory name it imports exists.
 
-    Snippets that need a service (a model, a Sentinel) are not run here; the
-    ones that need only Redis are run below, and the users' example above.
+    tests/unit/test_doc_examples.py runs each of them.
     """
     tree = compile(block, name, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
     assert tree is not None
@@ -165,22 +151,6 @@ def test_every_python_example_compiles_and_imports_what_exists(name: str, block:
             assert hasattr(imported, imported_name), f"{name}: {module} has no {imported_name}"
 
 
-def test_the_readme_first_memory_runs_and_prints_what_it_shows(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The README's first example, on fakeredis: the context it shows is the one returned."""
-    import redis
-
-    block = next(b for n, b in _python_blocks() if n == "README.md")
-    server = fakeredis.FakeServer()
-    monkeypatch.setattr(redis, "Redis", lambda *a, **k: fakeredis.FakeRedis(server=server))
-    *code, last = [line for line in block.splitlines() if line and not line.startswith("#")]
-    namespace: dict[str, object] = {}
-    exec("\n".join(code), namespace)
-    shown = " ".join(line.lstrip("# ") for line in block.splitlines() if line.startswith("# "))
-    assert repr(eval(last, namespace)) == shown
-
-
 def test_the_kit_page_lists_every_capability_with_its_meaning() -> None:
     from chat_memory_suite.adapter import CAPABILITIES
 
@@ -188,3 +158,11 @@ def test_the_kit_page_lists_every_capability_with_its_meaning() -> None:
     table = kit[kit.index("| capability | the memory... |") :].split("\n\n")[0]
     rows = dict(re.findall(r"^\| `(\w+)` \| (.+) \|$", table, re.M))
     assert rows == CAPABILITIES
+
+
+def test_the_project_page_counts_the_regression_breaks() -> None:
+    from tests.unit.test_suite_catches_regressions import BREAKS
+
+    claim = re.search(r"breaks the library in (\d+) realistic ways", page("project.md"))
+    assert claim, "docs/project.md no longer says how many ways the library is broken"
+    assert int(claim[1]) == len(BREAKS)
