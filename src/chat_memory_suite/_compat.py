@@ -17,20 +17,27 @@
   and its ``getfixturedefs``, which go through every fixture of the session
   for every step, remembered per place once collection is over.
 
+- :func:`before_each_send`: a hook before every command a redis-py client sends,
+  through its connections' ``send_packed_command`` (the ``atomic_turns`` steps
+  look at a session, or break the connection, between a write's commands).
+
 ``tests/unit/test_suite_compat.py`` fails when any of this changes under us.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import types
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import redis.asyncio.connection
+import redis.connection
 from _pytest.fixtures import FixtureManager
 from freezegun.api import FrozenDateTimeFactory, StepTickTimeFactory, TickingDateTimeFactory
 from freezegun.api import _freeze_time as FreezeTime
@@ -49,6 +56,7 @@ __all__ = [
     "Step",
     "StepTickTimeFactory",
     "TickingDateTimeFactory",
+    "before_each_send",
     "example_of",
     "registry_get_safe",
     "remember_step_lookups",
@@ -136,3 +144,48 @@ def remember_step_lookups() -> Callable[[], None]:
         setattr(module, "find_fixturedefs_for_step", uncached_find)  # noqa: B010
 
     return undo
+
+
+@contextlib.contextmanager
+def before_each_send(
+    hook: Callable[[], None], async_hook: Callable[[], Awaitable[None]]
+) -> Iterator[None]:
+    """Call ``hook`` (``async_hook`` on asyncio connections) before every command a client sends.
+
+    Through redis-py's ``send_packed_command`` of its sync and asyncio connection base
+    classes, which every connection (TCP, TLS, Unix socket, fakeredis's) inherits: a
+    pipeline or a transaction is one send, a script call is one send. The hooks are not
+    called for what they send themselves.
+    """
+    sync_base = redis.connection.AbstractConnection
+    async_base = redis.asyncio.connection.AbstractConnection
+    sync_send, async_send = sync_base.send_packed_command, async_base.send_packed_command
+    inside = False
+
+    def send(connection: Any, command: Any, check_health: bool = True) -> None:
+        nonlocal inside
+        if not inside:
+            inside = True
+            try:
+                hook()
+            finally:
+                inside = False
+        sync_send(connection, command, check_health)  # type: ignore[no-untyped-call]
+
+    async def async_send_hooked(connection: Any, command: Any, check_health: bool = True) -> None:
+        nonlocal inside
+        if not inside:
+            inside = True
+            try:
+                await async_hook()
+            finally:
+                inside = False
+        await async_send(connection, command, check_health)
+
+    sync_base.send_packed_command = send  # type: ignore[method-assign]
+    async_base.send_packed_command = async_send_hooked  # type: ignore[method-assign, assignment]
+    try:
+        yield
+    finally:
+        sync_base.send_packed_command = sync_send  # type: ignore[method-assign]
+        async_base.send_packed_command = async_send  # type: ignore[method-assign]

@@ -72,6 +72,13 @@ CAPABILITIES: dict[str, str] = {
 }
 """Every capability a scenario can need, and what it means. The last ones are chat-memory's."""
 
+STORE_CAPABILITIES: tuple[str, ...] = tuple(
+    list(CAPABILITIES)[: list(CAPABILITIES).index("chat_messages")]
+)
+"""What any conversation store may have, from ``history_limit`` to ``atomic_turns``; the
+rest of :data:`CAPABILITIES` are chat-memory's own features. For each of these, a
+scenario fails for a store that declares it but lacks it (``tests/unit/test_kit.py``)."""
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 

@@ -49,6 +49,7 @@ STEPS = tuple(
         "context",
         "storage",
         "concurrency",
+        "turns",
         "model",
         "faults",
         "users",

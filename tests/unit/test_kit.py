@@ -292,23 +292,27 @@ def test_a_store_with_whole_second_expiry_and_its_own_speakers_runs_unchanged(
     assert any("needs" in r and "millisecond_expiry" in r for r in reasons), reasons
 
 
-ACME_BREAKS = {  # what breaks, and the feature file whose scenarios must fail for it
+ACME_BREAKS = {  # what breaks: the capability, the edit, and the feature that must fail for it
     "ttl() always None": (
+        "ttl",
         "return None if left < 0 else float(left)",
         "return None",
         "memory/session_expiry.feature",
     ),
     "ttl() in milliseconds": (
+        "ttl",
         "left = self.redis.ttl(self.prefix + session_id)",
         "left = self.redis.pttl(self.prefix + session_id)",
         "memory/session_expiry.feature",
     ),
     "expiry not restarted by a write": (
+        "ttl",
         "write.expire(key, self.seconds)",
         "write.expire(key, self.seconds, nx=True)",
         "memory/session_expiry.feature",
     ),
     "history limit one too long": (
+        "history_limit",
         "write.ltrim(key, -(self.limit or 50), -1)",
         "write.ltrim(key, -(self.limit or 50) - 1, -1)",
         "memory/history_limit.feature",
@@ -321,7 +325,7 @@ def test_a_capability_the_store_declares_but_breaks_fails_the_kit(
     pytester: pytest.Pytester, name: str
 ) -> None:
     """Declaring a capability proves something: a store that breaks it fails (issue 26 part 2)."""
-    old, new, failing = ACME_BREAKS[name]
+    _, old, new, failing = ACME_BREAKS[name]
     assert old in ACME_ADAPTER
     broken = ACME_ADAPTER.replace(old, new)
     (pytester.path / "acme_adapter.py").write_text(broken, encoding="utf-8")
@@ -334,6 +338,8 @@ def test_a_capability_the_store_declares_but_breaks_fails_the_kit(
 
 OUR_STORE_BROKEN = """
 import dataclasses
+import math
+from datetime import timedelta
 
 from chat_memory_suite.adapter import adapter
 from chat_memory_suite.adapters import chat_memory
@@ -345,38 +351,91 @@ class Broken(chat_memory.ServiceMemory):
 
 @adapter(capabilities=chat_memory.make_memory.capabilities)
 def make_memory(config):
+    CONFIG
     return Broken(chat_memory.service_for(config))
 """
-OUR_BREAKS = {  # a capability chat-memory's own adapter declares, broken; the feature that fails
+KEEP = "pass"
+OUR_BREAKS = {  # a capability chat-memory's own adapter declares, broken: (capability, the
+    # class's code, make_memory's first line, the feature that fails, pytest's own options)
     "names dropped": (
+        "names",
         "def get_messages(self, session_id):\n"
         "        stored = super().get_messages(session_id)\n"
         "        return [dataclasses.replace(m, name=None) for m in stored]",
+        KEEP,
         "memory/named_writers.feature",
+        [],
     ),
     "tool calls dropped": (
+        "tool_calls",
         "def get_messages(self, session_id):\n"
         "        stored = super().get_messages(session_id)\n"
         "        return [dataclasses.replace(m, tool_calls=()) for m in stored]",
+        KEEP,
         "memory/tool_exchanges.feature",
+        [],
     ),
     "message ids ignored": (
+        "message_ids",
         "def add_messages(self, session_id, messages):\n"
         "        fresh = [dataclasses.replace(m, id=None) for m in messages]\n"
         "        return super().add_messages(session_id, fresh)",
+        KEEP,
         "memory/remembering.feature",
+        [],
     ),
     "timestamps dropped": (
+        "timestamps",
         "def get_messages(self, session_id):\n"
         "        stored = super().get_messages(session_id)\n"
         "        return [dataclasses.replace(m, created_at=None) for m in stored]",
+        KEEP,
         "*.feature",
+        [],
     ),
     "pop takes nothing": (
+        "pop_message",
         "def pop_message(self, session_id):\n        return None",
+        KEEP,
         "memory/remembering.feature",
+        [],
+    ),
+    "system messages read back as the user's": (
+        "system_role",
+        "def get_messages(self, session_id):\n"
+        "        stored = super().get_messages(session_id)\n"
+        "        return [dataclasses.replace(m, role='user') if m.role == 'system' else m"
+        " for m in stored]",
+        KEEP,
+        "memory/named_writers.feature",
+        [],
+    ),
+    "expiry rounded up to whole seconds": (
+        "millisecond_expiry",
+        KEEP,
+        "if config.ttl is not None:\n"
+        "        seconds = math.ceil(config.ttl.total_seconds())\n"
+        "        config = dataclasses.replace(config, ttl=timedelta(seconds=seconds))",
+        "storage/server_expiry.feature",
+        ["--redis-server", "-k", "server_expiry"],
+    ),
+    "a turn written message by message": (
+        "atomic_turns",
+        "def add_messages(self, session_id, messages):\n"
+        "        return [m for one in messages for m in super().add_messages(session_id, [one])]",
+        KEEP,
+        "memory/whole_turns.feature",
+        ["-k", "whole_turns"],
     ),
 }
+
+
+def test_every_capability_a_store_can_declare_has_a_scenario_that_fails_without_it() -> None:
+    """Declaring a capability proves something (issue 26): each has a break the kit catches."""
+    from chat_memory_suite.adapter import STORE_CAPABILITIES
+
+    proven = {entry[0] for entry in ACME_BREAKS.values()} | {e[0] for e in OUR_BREAKS.values()}
+    assert sorted(proven) == sorted(STORE_CAPABILITIES)
 
 
 @pytest.mark.parametrize("name", sorted(OUR_BREAKS))
@@ -384,10 +443,18 @@ def test_each_capability_our_adapter_declares_fails_the_kit_when_broken(
     pytester: pytest.Pytester, name: str
 ) -> None:
     """Every declared capability is proven by some scenario that fails without it."""
-    code, failing = OUR_BREAKS[name]
-    (pytester.path / "broken.py").write_text(OUR_STORE_BROKEN.replace("BREAK", code), "utf-8")
+    _, code, config, failing, options = OUR_BREAKS[name]
+    if "--redis-server" in options and shutil.which("redis-server") is None:
+        if os.environ.get("CHAT_MEMORY_REQUIRE_REDIS"):
+            pytest.fail("CHAT_MEMORY_REQUIRE_REDIS is set but redis-server is not installed")
+        pytest.skip("redis-server is not installed (Debian: apt-get install redis-server)")
+    adapter = OUR_STORE_BROKEN.replace("BREAK", code).replace("CONFIG", config)
+    (pytester.path / "broken.py").write_text(adapter, "utf-8")
+    basetemp = tempfile.mkdtemp(prefix="kit-")  # short: a throwaway server's socket path
     result = pytester.runpytest_subprocess(
-        "--chat-memory-suite", "--memory-adapter", "broken:make_memory", "-p", "no:randomly"
-    )
+        "--chat-memory-suite", "--memory-adapter", "broken:make_memory", "-p", "no:randomly",
+        "--basetemp", f"{basetemp}/t", *options,
+    )  # fmt: skip
+    shutil.rmtree(basetemp, ignore_errors=True)
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     result.stdout.fnmatch_lines([f"FAILED *{failing}::*"])
