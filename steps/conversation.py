@@ -15,8 +15,10 @@ for a "Then the message is refused" step instead of failing the scenario.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
+import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -35,7 +37,9 @@ from chat_memory import (
     Role,
     ToolCall,
 )
-from chat_memory_suite.adapter import requires
+from chat_memory._codec import encode_for_storage
+from chat_memory_suite.adapter import AdaptedMemory, requires
+from chat_memory_suite.collect import NOT_SUPPORTED
 from chat_memory_suite.tables import MESSAGE_COLUMNS, exchange, messages, reads_json, reads_table
 
 
@@ -85,6 +89,12 @@ def taken_back() -> list[Message | None]:
 
 
 def _say(memory: MemoryService, session_id: str, sent: list[Message], role: Any, text: str) -> None:
+    if isinstance(memory, AdaptedMemory) and len(text.encode("utf-8")) > memory.largest_content:
+        # A message larger than the memory states it takes: what it cannot represent.
+        pytest.skip(
+            f"{NOT_SUPPORTED}: needs messages larger than its max_message_bytes"
+            f" ({memory.largest_content})"
+        )
     sent.append(memory.add_message(session_id, role, text))
 
 
@@ -220,6 +230,41 @@ def user_pastes_document(
     document = (pattern * (length // len(pattern) + 1))[:length]
     _say(memory, session_id, sent, "user", document)
     return document
+
+
+def _largest_content(memory: MemoryService) -> tuple[Message, str]:
+    """The user's message with the largest content the memory takes, and that content.
+
+    An adapted memory states its largest content in UTF-8 bytes (1 MiB when it states
+    none); chat-memory's own service limits the stored entry, JSON and all, so the
+    content is what fills the entry to exactly ``max_message_bytes``.
+    """
+    message = Message("user", "", id=uuid.uuid4().hex, created_at=time.time())
+    if isinstance(memory, AdaptedMemory):
+        size = memory.largest_content
+    else:
+        size = memory.max_message_bytes - len(encode_for_storage(message).entry)
+    pattern = "Ada Lovelace 我叫张三 👋🏽 pasted, kept whole. "
+    pattern_bytes = len(pattern.encode("utf-8"))
+    content = pattern * (size // pattern_bytes)
+    while len(content.encode("utf-8")) < size:  # the rest in one-byte letters
+        content += "a"
+    return dataclasses.replace(message, content=content), content
+
+
+@when("the user sends a message as large as the memory takes", target_fixture="document")
+def user_sends_largest(memory: MemoryService, session_id: str, sent: list[Message]) -> str:
+    """One message exactly as large as the memory says it takes, of mixed scripts.
+
+    That is the content size an adapter states in ``max_message_bytes`` (1 MiB if it
+    states none), or for chat-memory's own service the content that makes its stored
+    entry exactly ``max_message_bytes`` long.
+
+    When the user sends a message as large as the memory takes
+    """
+    message, content = _largest_content(memory)
+    sent.extend(memory.add_messages(session_id, [message]))
+    return content
 
 
 @when(parsers.parse("the user sends the JSON string {text}"), target_fixture="said")

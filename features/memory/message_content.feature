@@ -50,6 +50,11 @@ Feature: Message content
       When the user pastes a document of 100000 characters
       Then the context holds that document, character for character
 
+    Scenario: A message as large as the memory takes comes back whole
+      Given a new session "alice"
+      When the user sends a message as large as the memory takes
+      Then the context holds that document, character for character
+
     Scenario Outline: An empty message of the <role> is remembered as empty
       Given a new session "alice"
       When the <role> sends an empty message

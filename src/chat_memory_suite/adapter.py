@@ -136,18 +136,44 @@ class Memory(Protocol):
         """Forget the session."""
 
 
-def adapter(*, capabilities: Iterable[str]) -> Callable[[F], F]:
-    """Declare what the memory a factory builds can do (names from :data:`CAPABILITIES`)."""
+DEFAULT_LARGEST_MESSAGE = 1024 * 1024
+"""The content size, in UTF-8 bytes, the scenarios send to a memory that states no maximum."""
+
+
+def adapter(
+    *, capabilities: Iterable[str], max_message_bytes: int | None = None
+) -> Callable[[F], F]:
+    """Declare what the memory a factory builds can do (names from :data:`CAPABILITIES`).
+
+    ``max_message_bytes`` is the largest message content, in UTF-8 bytes, the memory
+    takes: the content scenarios send one exactly that large, and it must come back
+    byte for byte (one of :data:`DEFAULT_LARGEST_MESSAGE` bytes when it is not stated).
+    """
     declared = frozenset(capabilities)
     unknown = sorted(declared - CAPABILITIES.keys())
     if unknown:
         raise ValueError(f"unknown capabilities {unknown}: known are {sorted(CAPABILITIES)}")
+    if max_message_bytes is not None and (
+        isinstance(max_message_bytes, bool)
+        or not isinstance(max_message_bytes, int)
+        or max_message_bytes < 1
+    ):
+        raise ValueError(
+            f"max_message_bytes must be a positive whole number, not {max_message_bytes!r}"
+        )
 
     def mark(factory: F) -> F:
         factory.capabilities = declared  # type: ignore[attr-defined]
+        factory.max_message_bytes = max_message_bytes  # type: ignore[attr-defined]
         return factory
 
     return mark
+
+
+def largest_message_of(factory: object) -> int:
+    """The content size, in UTF-8 bytes, a factory's memory states it takes (or the default)."""
+    stated = getattr(factory, "max_message_bytes", None)
+    return DEFAULT_LARGEST_MESSAGE if stated is None else int(stated)
 
 
 def capabilities_of(factory: object) -> frozenset[str]:
@@ -166,11 +192,15 @@ class AdaptedMemory:
     with the capability, so it never reaches an adapter that lacks it.
     """
 
-    def __init__(self, memory: Memory, config: MemoryConfig) -> None:
+    def __init__(
+        self, memory: Memory, config: MemoryConfig, largest: int = DEFAULT_LARGEST_MESSAGE
+    ) -> None:
         """Wrap ``memory``; its coroutine results run on an event loop of the wrapper's own."""
         self.memory = memory
         self.max_history = config.max_history
         """The history limit the scenario set, which steps about the limit compare with."""
+        self.largest_content = largest
+        """The largest message content, in UTF-8 bytes, the memory states it takes."""
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def _done(self, result: Any) -> Any:

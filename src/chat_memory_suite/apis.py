@@ -28,7 +28,7 @@ from chat_memory import (
 )
 from chat_memory.testing import AsyncFakeLLM, FakeLLM
 
-from .adapter import AdaptedMemory, Memory, MemoryConfig, describe_factory
+from .adapter import AdaptedMemory, Memory, MemoryConfig, describe_factory, largest_message_of
 from .backends import AsyncRedisClient, ClientRecipe, RedisClient
 from .plugin import memory_factory
 
@@ -139,7 +139,7 @@ class Services:
             redis_url=self._recipe.url,
             async_redis=self._recipe.asyncio,
         )
-        adapted = AdaptedMemory(factory(config), config)
+        adapted = AdaptedMemory(factory(config), config, largest_message_of(factory))
         self._adapted.append(adapted)
         return cast(MemoryService, adapted)
 

@@ -336,6 +336,45 @@ def test_a_capability_the_store_declares_but_breaks_fails_the_kit(
     result.stdout.fnmatch_lines([f"FAILED {failing}::*"])
 
 
+@pytest.mark.parametrize(
+    ("stated", "kept", "passes"),
+    [(None, 500_000, False), (4096, 4096, True), (4096, 3000, False)],
+    ids=["unstated-1-MiB-cut-short", "stated-and-kept", "stated-but-cut-short"],
+)
+def test_a_store_is_sent_a_message_as_large_as_it_states(
+    pytester: pytest.Pytester, stated: int | None, kept: int, passes: bool
+) -> None:
+    """Issue 26 part 1: content up to the store's stated maximum comes back whole.
+
+    A store that cuts content short fails; one that states its maximum is sent exactly
+    that much, and 1 MiB when it states none.
+    """
+    declared = '@adapter(capabilities={"history_limit", "ttl"})'
+    assert declared in ACME_ADAPTER
+    store = ACME_ADAPTER.replace(
+        "json.dumps([WORDS[m.role], m.content])", f"json.dumps([WORDS[m.role], m.content[:{kept}]])"
+    )
+    if stated is not None:
+        store = store.replace(
+            declared,
+            f'@adapter(capabilities={{"history_limit", "ttl"}}, max_message_bytes={stated})',
+        )
+    (pytester.path / "acme_adapter.py").write_text(store, encoding="utf-8")
+    result = pytester.runpytest_subprocess(
+        "--chat-memory-suite", "--memory-adapter", "acme_adapter:make_memory", "-p", "no:randomly",
+        "-k", "message_content",
+    )  # fmt: skip
+    if passes:
+        assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+        # The scenarios of longer messages are what it cannot represent, said once.
+        result.stdout.fnmatch_lines(["  messages larger than its max_message_bytes (4096): *"])
+    else:
+        assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+        result.stdout.fnmatch_lines(
+            ["FAILED *message_content.feature::*as_large_as_the_memory_takes*"]
+        )
+
+
 OUR_STORE_BROKEN = """
 import dataclasses
 import math

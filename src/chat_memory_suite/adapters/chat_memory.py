@@ -12,12 +12,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Self
 
-from chat_memory import AsyncMemoryService, MemoryService, Message
+from chat_memory import DEFAULT_MAX_MESSAGE_BYTES, AsyncMemoryService, MemoryService, Message
 
 from ..adapter import MemoryConfig, adapter
 
+LARGEST_CONTENT = DEFAULT_MAX_MESSAGE_BYTES - 256
+"""The largest message content chat-memory takes with its default settings, in UTF-8 bytes.
+
+Its limit is on the stored entry (``max_message_bytes``): the content, and around it the
+message's id, role, time and JSON, which take well under 256 bytes for a message without
+tool calls or a name."""
+
 
 @adapter(
+    max_message_bytes=LARGEST_CONTENT,
     capabilities={
         "history_limit",
         "ttl",
@@ -29,7 +37,7 @@ from ..adapter import MemoryConfig, adapter
         "names",
         "atomic_turns",
         "pop_message",
-    }
+    },
 )
 def make_memory(config: MemoryConfig) -> ServiceMemory:
     """A ``MemoryService`` over the scenario's Redis; its keys under the scenario's prefix."""

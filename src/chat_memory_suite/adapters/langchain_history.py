@@ -21,7 +21,7 @@ from chat_memory import MemoryService, Message
 from chat_memory.langchain import ChatMemoryHistory, from_langchain, to_langchain
 
 from ..adapter import MemoryConfig, adapter
-from .chat_memory import AsyncServiceMemory, service_for
+from .chat_memory import LARGEST_CONTENT, AsyncServiceMemory, service_for
 
 CAPABILITIES = {
     "history_limit",
@@ -79,13 +79,13 @@ class AsyncLangChainHistoryMemory(AsyncServiceMemory):
         await self._history(session_id).aclear()
 
 
-@adapter(capabilities=CAPABILITIES)
+@adapter(capabilities=CAPABILITIES, max_message_bytes=LARGEST_CONTENT)
 def make_memory(config: MemoryConfig) -> LangChainHistoryMemory:
     """chat-memory's LangChain history over the scenario's Redis."""
     return LangChainHistoryMemory(service_for(config))
 
 
-@adapter(capabilities=CAPABILITIES)
+@adapter(capabilities=CAPABILITIES, max_message_bytes=LARGEST_CONTENT)
 def make_async_memory(config: MemoryConfig) -> AsyncLangChainHistoryMemory:
     """chat-memory's LangChain history, used the async way, over the scenario's Redis."""
     return AsyncLangChainHistoryMemory.of(config)

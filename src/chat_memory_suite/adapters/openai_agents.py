@@ -27,7 +27,7 @@ from chat_memory import Message, ToolCall
 from chat_memory.openai_agents import ChatMemorySession, item_of
 
 from ..adapter import MemoryConfig, adapter
-from .chat_memory import AsyncServiceMemory
+from .chat_memory import LARGEST_CONTENT, AsyncServiceMemory
 
 _CALL = "function_call"
 _OUTPUT = "function_call_output"
@@ -143,6 +143,7 @@ class AgentsSessionMemory(AsyncServiceMemory):
 
 
 @adapter(
+    max_message_bytes=LARGEST_CONTENT,
     capabilities={
         "history_limit",
         "ttl",
@@ -152,7 +153,7 @@ class AgentsSessionMemory(AsyncServiceMemory):
         "atomic_turns",
         "pop_message",
         "tool_calls",
-    }
+    },
 )
 def make_memory(config: MemoryConfig) -> AgentsSessionMemory:
     """chat-memory's Agents SDK session over an asyncio client of the scenario's Redis."""
