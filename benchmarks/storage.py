@@ -46,7 +46,8 @@ FLOOR_SCRIPT = (
     "local found = redis.call('HMGET', KEYS[2], '', ARGV[1])"
     " if found[2] then return 0 end"
     " local length = redis.call('RPUSH', KEYS[1], ARGV[3])"
-    " local dropped = length > 20 and redis.call('LPOP', KEYS[1], length - 20) or {}"
+    " local limit = tonumber(ARGV[5])"
+    " local dropped = length > limit and redis.call('LPOP', KEYS[1], length - limit) or {}"
     " redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])"
     " for _, entry in ipairs(dropped) do"
     '   redis.call(\'HDEL\', KEYS[2], string.match(entry, \'^{"v":1,"id":"([^"]*)"\'))'
@@ -54,8 +55,10 @@ FLOOR_SCRIPT = (
     " for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[4]) end return 1"
 )
 FLOOR = "chat-memory's commands alone (no checks, no logic)"
-"""The commands of chat-memory's usual append, with nothing around them: the floor of
-any script that keeps a session's ids beside its history, whatever its code."""
+"""The commands of chat-memory's usual append (read the id, push, pop the oldest,
+remember the id, forget the dropped one, the TTLs of the history, the hash of ids and the
+metadata key), with nothing around them: what this layout costs the server whatever the
+script's code."""
 CHAT_MEMORY = "chat-memory add_message"
 RAW_LIST = "raw capped list (RPUSH, LTRIM)"
 
@@ -115,7 +118,7 @@ def _contenders(client: redis.Redis, url: str) -> dict[str, Write]:
         )
         return floor_script(
             keys=[history, seen, meta],
-            args=[message_id, f"{next(ids):032x} 1796205600.0", entry, TTL_SECONDS * 1000],
+            args=[message_id, f"{next(ids):032x} 1796205600.0", entry, TTL_SECONDS * 1000, HISTORY],
         )
 
     return {
@@ -212,6 +215,7 @@ _FIXED = (
     "hand-written MULTI (RPUSH, LTRIM, PEXPIRE)",
     MINIMAL,
     "seed article (RPUSH; LTRIM)",
+    FLOOR,
 )
 """The baselines of the server-time table, which keep no session of their own to size."""
 

@@ -43,6 +43,7 @@ from pytest_bdd import given, parsers, then, when
 from chat_memory import (
     MemoryService,
     Message,
+    Role,
     StorageError,
     StorageUnavailableError,
     WriteOutcomeUnknownError,
@@ -53,6 +54,7 @@ from chat_memory_suite.backends import ClientRecipe
 from chat_memory_suite.servers import HOST, ThrowawayServer, tls_refusal
 
 from .conversation import Attempt
+from .sessions import MemorySettings
 
 REQUIRES = ("server_faults",)
 """What every step here needs of the memory under test (see chat_memory_suite.adapter)."""
@@ -353,6 +355,34 @@ def memory_as_user_without(
     Given the memory runs as a Redis user allowed what the README lists except "evalsha"
     """
     return _acl_user(fault_server, namespace, without=command)
+
+
+@given(
+    parsers.parse(
+        "the session already holds {count:d} messages, stored by a user with every permission"
+    )
+)
+def session_already_holds(
+    fault_server: ThrowawayServer,
+    memory_settings: MemorySettings,
+    namespace: str,
+    session_id: str,
+    count: int,
+) -> None:
+    """Earlier messages of the session, written with the server's all-powerful user.
+
+    So the memory's own user next writes to a session with history and a complete hash of
+    ids: the append's usual, short way.
+
+    Given the session already holds 2 messages, stored by a user with every permission
+    """
+    earlier = MemoryService(
+        fault_server.admin(), namespace=namespace, **memory_settings.service_settings()
+    )
+    roles: tuple[Role, Role] = ("user", "assistant")
+    earlier.add_messages(
+        session_id, [Message(roles[n % 2], f"Earlier message {n + 1}.") for n in range(count)]
+    )
 
 
 @when(parsers.parse('the app sends a message in the namespace "{other}"'))

@@ -86,6 +86,25 @@ Feature: Least privilege
         | hdel        |
         | pexpire     |
 
+    # A session with history takes the append's usual, short way: the same refusals.
+    @permission_precheck
+    Scenario Outline: A user without "<command>" is refused on a session with history, and nothing more is written
+      Given the memory runs as a Redis user allowed what the README lists except "<command>"
+      And sessions expire after 30 minutes of inactivity
+      And a new session "alice"
+      And the session already holds 2 messages, stored by a user with every permission
+      When the user tries to say "hello"
+      Then the message is refused by the server with the reason "'<command>'"
+      And the context contains 2 messages
+
+      Examples:
+        | command |
+        | rpush   |
+        | lpop    |
+        | hset    |
+        | hdel    |
+        | pexpire |
+
     @permission_precheck
     Scenario: A user without "persist" cannot store in a memory whose sessions never expire
       Given the memory runs as a Redis user allowed what the README lists except "persist"

@@ -114,9 +114,10 @@ end
 
 -- The writes of an append, shared by the common call's short way and the general way.
 
--- Redis 7 tells in advance whether this user may run each write of this call; the
--- push that comes first is refused whole by itself. Asked one by one, without a
--- table of commands: this runs on every append. Returns the refusal, or nil.
+-- Redis 7 tells in advance whether this user may run each write of this call (the
+-- push first, so that a user missing several commands hears of the first one). Asked
+-- one by one, without a table of commands: this runs on every append. Returns the
+-- refusal, or nil.
 local expiry = ttl == '0' and 'PERSIST' or 'PEXPIRE'
 local function no(command, ...)
   return not redis.acl_check_cmd(command, ...)
@@ -127,7 +128,8 @@ local function expires(target)
 end
 local function denied()
   if not redis.acl_check_cmd then return nil end
-  local command = (no('LPOP', H, '1') and 'LPOP') or (expires(H) and expiry)
+  local command = (no('RPUSH', H, 'e') and 'RPUSH') or (no('LPOP', H, '1') and 'LPOP')
+    or (expires(H) and expiry)
     or (S and ((no('HSET', S, 'id', 'fp') and 'HSET') or (no('HDEL', S, 'id') and 'HDEL')
       or (expires(S) and expiry)))
     or (I and ((no('RPUSH', I, 'id') and 'RPUSH') or (no('LPUSH', I, 'id') and 'LPUSH')

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import importlib.util
 import os
 import re
 import shutil
-import sys
 import types
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -42,16 +42,18 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 @dataclass(frozen=True)
 class Example:
-    """One ```python block: its page, its first line and its text."""
+    """One ```python block: its page, its first line (and which one of that line) and its text."""
 
     page: str
     first_line: str
     code: str
+    occurrence: int = 1
 
     @property
     def key(self) -> str:
-        """How the runners below name it."""
-        return f"{self.page}: {self.first_line}"
+        """How the runners below name it: ``page: first line``, ``(2)`` on for a repeat."""
+        again = f" ({self.occurrence})" if self.occurrence > 1 else ""
+        return f"{self.page}: {self.first_line}{again}"
 
     def run(self, namespace: dict[str, Any]) -> dict[str, Any]:
         """Execute the block in ``namespace``, and return it."""
@@ -75,8 +77,11 @@ def examples() -> list[Example]:
         if page.name == "index-readme.md":
             continue
         text = page.read_text(encoding="utf-8")
+        seen: dict[str, int] = {}
         for block in re.findall(r"```python\n(.*?)```", text, re.DOTALL):
-            found.append(Example(page.name, block.splitlines()[0], block))
+            first = block.splitlines()[0]
+            seen[first] = seen.get(first, 0) + 1
+            found.append(Example(page.name, first, block, seen[first]))
     return found
 
 
@@ -167,11 +172,7 @@ def _through_the_sentinels(
             super().__init__(group.sentinels, **options)
 
     monkeypatch.setattr(redis.sentinel, "Sentinel", Sentinel)
-    from redis.backoff import ExponentialBackoff
-    from redis.retry import Retry
-
-    namespace = example.run({"Retry": Retry, "ExponentialBackoff": ExponentialBackoff})
-    memory = namespace["memory"]
+    memory = example.run({})["memory"]
     session = example.page  # each block its own session on the shared group
     result = memory.add_message(session, "user", "Book a table for two.")  # WAITs for a replica
     assert memory.get_context(session) == [{"role": "user", "content": "Book a table for two."}]
@@ -198,7 +199,7 @@ def _sentinel_group(workdir: Path) -> SentinelGroup:
 
 
 @runs("README.md: from redis.backoff import ExponentialBackoff")
-@runs("operating.md: from redis.sentinel import Sentinel")
+@runs("operating.md: from redis.backoff import ExponentialBackoff")
 def _sentinel(example: Example, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     _through_the_sentinels(example, monkeypatch, _sentinel_group(tmp_path / "sentinel"))
 
@@ -349,10 +350,13 @@ def _kit_adapter(example: Example, monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
     from chat_memory import Message
     from chat_memory_suite.adapter import MemoryConfig
 
-    (tmp_path / "mymemory.py").write_text(example.code, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, "mymemory", raising=False)
-    import mymemory  # type: ignore[import-not-found]
+    path = tmp_path / "mymemory.py"
+    path.write_text(example.code, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("mymemory", path)
+    assert spec is not None
+    assert spec.loader is not None
+    mymemory = importlib.util.module_from_spec(spec)  # not in sys.modules: nothing left behind
+    spec.loader.exec_module(mymemory)
 
     config = MemoryConfig(redis=fakeredis.FakeRedis(), key_prefix="kit:", max_history=2)
     memory = mymemory.make_memory(config)
@@ -363,23 +367,27 @@ def _kit_adapter(example: Example, monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
     assert memory.get_messages("alice") == []
 
 
-def _pointed_at(server: ThrowawayServer, **rewrites: Any) -> types.SimpleNamespace:
-    """A ``redis`` module for a block: its ``Redis`` reaches ``server``, whatever host it names."""
+def _point_redis_at(
+    monkeypatch: pytest.MonkeyPatch, server: ThrowawayServer, **rewrites: Any
+) -> None:
+    """Make ``redis.Redis`` reach ``server``, whatever host and port a block names."""
+    real = redis.Redis
 
     def client(**options: Any) -> redis.Redis:
-        assert options.pop("host") in ("redis.internal", "localhost")
+        assert options.pop("host") == "redis.internal"
         options.pop("port", None)
-        return redis.Redis(**{**options, "host": HOST, "port": server.port, **rewrites})
+        return real(**{**options, "host": HOST, "port": server.port, **rewrites})
 
-    return types.SimpleNamespace(Redis=client)
+    monkeypatch.setattr(redis, "Redis", client)
 
 
-@runs("operating.md: from redis.backoff import ExponentialBackoff")
+@runs("operating.md: import redis")
 def _timeouts(example: Example, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     _require("redis-server")
     server = ThrowawayServer(tmp_path / "redis").start()
     try:
-        client = example.run({"redis": _pointed_at(server)})["client"]
+        _point_redis_at(monkeypatch, server)
+        client = example.run({})["client"]
         memory = MemoryService(client)
         memory.add_message("alice", "user", "hello")
         assert memory.get_context("alice") == [{"role": "user", "content": "hello"}]
@@ -387,7 +395,7 @@ def _timeouts(example: Example, monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
         server.stop()
 
 
-@runs("operating.md: client = redis.Redis(")
+@runs("operating.md: import redis (2)")
 def _tls_and_acl(example: Example, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     _require("redis-server")
     import trustme
@@ -415,7 +423,8 @@ def _tls_and_acl(example: Example, monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
         admin.execute_command("ACL", "SETUSER", "chat-memory", "on", *acl_rules())  # type: ignore[no-untyped-call]
         admin.execute_command("ACL", "SETUSER", "chat-memory", ">...")  # type: ignore[no-untyped-call]
         rewrites = {"ssl_ca_certs": str(files / "ca.crt"), "host": "localhost"}  # the cert's name
-        client = example.run({"redis": _pointed_at(server, **rewrites)})["client"]
+        _point_redis_at(monkeypatch, server, **rewrites)
+        client = example.run({})["client"]
         assert client.connection_pool.connection_kwargs["ssl_check_hostname"] is True
         memory = MemoryService(client)
         memory.add_message("alice", "user", "hello")
