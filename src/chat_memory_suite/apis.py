@@ -91,6 +91,10 @@ class Services:
         self._recipe = recipe
         self._client = client
         self._factory = factory
+        self.expected_api: str | None = None
+        """With an adapter, the API its memory must have (``--memory-api``), if one was given."""
+        self.factory_spec = ""
+        """With an adapter, its ``module:factory``, for messages."""
         self._adapted: list[AdaptedMemory] = []
         self._sync_clients: list[RedisClient] = []
         self._async_clients: list[AsyncRedisClient] = []
@@ -139,7 +143,9 @@ class Services:
             redis_url=self._recipe.url,
             async_redis=self._recipe.asyncio,
         )
-        adapted = AdaptedMemory(factory(config), config, largest_message_of(factory))
+        built = factory(config)
+        check_adapter_api(built, self.expected_api, self.factory_spec)
+        adapted = AdaptedMemory(built, config, largest_message_of(factory))
         self._adapted.append(adapted)
         return cast(MemoryService, adapted)
 
@@ -209,18 +215,46 @@ class Services:
                     open_loop.close()
 
 
+def adapter_api(config: pytest.Config) -> str | None:
+    """The API a --memory-adapter memory must have (``--memory-api sync|async``), or None.
+
+    An adapter's memory is called as it is written: its methods sync, or ``async def``
+    and awaited on an event loop of the suite's. ``--memory-api`` then says which the
+    team means to test, and a memory of the other kind stops the run.
+    """
+    chosen = config.getoption("--memory-api")
+    if memory_factory(config) is None or chosen is None:
+        return None
+    if chosen == "both":
+        raise pytest.UsageError(
+            "--memory-api both runs chat-memory's own sync and async services; a"
+            " --memory-adapter memory is one or the other: give --memory-api sync or async,"
+            " or name the factory of each in a run of its own"
+        )
+    return str(chosen)
+
+
 def selected_apis(config: pytest.Config) -> tuple[str, ...]:
     """The APIs this run drives."""
-    chosen = str(config.getoption("--memory-api"))
     if memory_factory(config) is not None:
-        if chosen != "both":  # given on the command line: it cannot apply, so say so
-            raise pytest.UsageError(
-                f"--memory-api {chosen} chooses between chat-memory's own sync and async"
-                " services; a --memory-adapter memory is called as it is written (its methods"
-                " sync or async, awaited when they are): drop --memory-api"
-            )
-        return ("sync",)  # the adapter's memory, called as it is (sync or async)
+        return (adapter_api(config) or "sync",)  # the adapter's memory, called as it is
+    chosen = str(config.getoption("--memory-api") or "both")
     return APIS if chosen == "both" else (chosen,)
+
+
+def check_adapter_api(memory: object, expected: str | None, spec: str) -> None:
+    """Stop the run, with a clear reason, when the adapter's memory lacks the API asked for."""
+    if expected is None:
+        return
+    add = getattr(memory, "add_messages", None)
+    found = "async" if inspect.iscoroutinefunction(add) else "sync"
+    if found != expected:
+        pytest.exit(
+            f"--memory-api {expected}: the memory {spec} builds is {found} (its add_messages is"
+            f" {'an async def' if found == 'async' else 'a plain def'}); give the factory of its"
+            f" {expected} memory, or --memory-api {found}",
+            returncode=pytest.ExitCode.USAGE_ERROR,
+        )
 
 
 @pytest.hookimpl(trylast=True)
@@ -264,5 +298,9 @@ def services(
     """The scenario's service builder for its API; closes what it opened."""
     factory = memory_factory(request.config)
     built = Services(memory_api, client_recipe, redis_client, factory)
+    built.expected_api = adapter_api(request.config)
+    built.factory_spec = str(
+        request.config.getoption("--memory-adapter") or request.config.getini("memory_adapter")
+    )
     yield built
     built.close()

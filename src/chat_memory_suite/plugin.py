@@ -92,8 +92,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--memory-api",
         choices=("sync", "async", "both"),
-        default="both",
-        help="drive the scenarios through the sync API, the async one, or both (default)",
+        default=None,
+        help="drive the scenarios through the sync API, the async one, or both (default);"
+        " with --memory-adapter, the API its memory must have (sync or async methods)",
     )
     # the server they run on (backends.py)
     group.addoption(

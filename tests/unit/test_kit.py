@@ -199,14 +199,68 @@ def test_every_kit_option_is_in_help_before_the_suite_is_switched_on(
         assert option in help_text, f"{option} is not in pytest --help"
 
 
-def test_memory_api_with_an_adapter_is_a_clear_error_not_ignored(team: pytest.Pytester) -> None:
+def test_memory_api_async_with_a_sync_memory_is_a_clear_error_not_ignored(
+    team: pytest.Pytester,
+) -> None:
     # Issue 26: --memory-api was silently ignored when an adapter was given.
     result = team.runpytest_subprocess(
         "--chat-memory-suite", "--memory-adapter", "mymemory:make_memory",
         "--memory-api", "async", *QUIET,
     )  # fmt: skip
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--memory-api async*--memory-adapter memory is called as it is*"])
+    result.stdout.fnmatch_lines(
+        ["*--memory-api async: the memory mymemory:make_memory builds is sync*"]
+    )
+
+
+ASYNC_ADAPTER = """
+import json
+
+from chat_memory import Message
+from chat_memory_suite.adapter import MemoryConfig, adapter
+
+
+class AsyncListMemory:
+    def __init__(self, config: MemoryConfig) -> None:
+        self.redis, self.prefix = config.async_redis(), config.key_prefix
+
+    async def add_messages(self, session_id, messages):
+        entries = [json.dumps({"role": m.role, "content": m.content}) for m in messages]
+        await self.redis.rpush(self.prefix + session_id, *entries)
+
+    async def get_messages(self, session_id):
+        entries = await self.redis.lrange(self.prefix + session_id, 0, -1)
+        return [Message(**json.loads(e)) for e in entries]
+
+    async def clear(self, session_id):
+        await self.redis.delete(self.prefix + session_id)
+
+    async def aclose(self):
+        await self.redis.aclose()
+
+
+@adapter(capabilities=set())
+def make_memory(config: MemoryConfig) -> AsyncListMemory:
+    return AsyncListMemory(config)
+"""
+
+
+def test_memory_api_async_drives_an_async_memory(pytester: pytest.Pytester) -> None:
+    """Issue 26 part 4: the async side of a store, driven and named as such."""
+    (pytester.path / "asyncmemory.py").write_text(ASYNC_ADAPTER, encoding="utf-8")
+    result = pytester.runpytest_subprocess(
+        "--chat-memory-suite", "--memory-adapter", "asyncmemory:make_memory",
+        "--memory-api", "async", "-v", "-k", "remembering", *QUIET,
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.stdout.fnmatch_lines(["*remembering.feature::*[[]async[]] PASSED*"])
+    assert "[sync]" not in result.stdout.str()
+    synced = pytester.runpytest_subprocess(
+        "--chat-memory-suite", "--memory-adapter", "asyncmemory:make_memory",
+        "--memory-api", "sync", *QUIET,
+    )  # fmt: skip
+    assert synced.ret == pytest.ExitCode.USAGE_ERROR
+    synced.stdout.fnmatch_lines(["*--memory-api sync: the memory * builds is async*"])
 
 
 ACME_ADAPTER = '''
