@@ -340,7 +340,7 @@ def messages_sent_again(
     parsers.re(r"the app sends the last (?P<count>\d+) messages? again, as chat messages"),
     converters={"count": int},
 )
-@requires("chat_messages", "message_ids")
+@requires("message_ids")
 def app_resends_as_chat(
     memory: MemoryService, session_id: str, sent: list[Message], count: int
 ) -> None:
@@ -459,7 +459,6 @@ def message_refused(attempt: Attempt, reason: str) -> None:
 
 
 @when(parsers.parse("the app sends the chat message {message}"))
-@requires("chat_messages")
 def app_sends_chat_message(
     memory: MemoryService, session_id: str, attempt: Attempt, message: str
 ) -> None:
@@ -473,7 +472,6 @@ def app_sends_chat_message(
 @given("the app sent these chat messages:")
 @when("the app sends these chat messages:")
 @reads_json
-@requires("chat_messages")
 def app_sends_chat_messages(
     memory: MemoryService, session_id: str, chat_turns: list[list[Any]], docstring: str
 ) -> None:
@@ -489,7 +487,7 @@ def app_sends_chat_messages(
 
 @when("the app tries to send these chat messages:")
 @reads_json
-@requires("chat_messages", "typed_errors")
+@requires("typed_errors")
 def app_tries_chat_messages(
     memory: MemoryService, session_id: str, attempt: Attempt, docstring: str
 ) -> None:
@@ -512,7 +510,7 @@ def refusal_names_id(attempt: Attempt, message_id: str) -> None:
 
 
 @when("the app sends the same chat messages again")
-@requires("chat_messages")
+@requires("message_ids")
 def app_resends_chat_messages(
     memory: MemoryService, session_id: str, chat_turns: list[list[Any]]
 ) -> None:

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Protocol, TypeVar, cast
@@ -44,7 +44,7 @@ from redis.asyncio import Redis as AsyncRedis
 from redis.asyncio import RedisCluster as AsyncRedisCluster
 
 from chat_memory import Message, Role, ToolCall
-from chat_memory._message import message_for  # add_message's own construction
+from chat_memory._message import message_for, message_from_chat  # the library's own
 
 CAPABILITIES: dict[str, str] = {
     "history_limit": "keeps only the newest messages of a session, up to a limit",
@@ -57,7 +57,6 @@ CAPABILITIES: dict[str, str] = {
     "names": "keeps the name of who wrote each message (several people in one chat)",
     "pop_message": "removes the session's newest message on request, so it can be sent again",
     "atomic_turns": "stores a turn of several messages all together or not at all",
-    "chat_messages": "takes messages in the chat-completions shape (dicts)",
     "typed_errors": "refuses bad input with chat-memory's typed errors, storing nothing",
     "token_budget": "gives the newest messages that fit a token budget",
     "storage_contract": "chat-memory's own keys and entries in Redis",
@@ -73,7 +72,7 @@ CAPABILITIES: dict[str, str] = {
 """Every capability a scenario can need, and what it means. The last ones are chat-memory's."""
 
 STORE_CAPABILITIES: tuple[str, ...] = tuple(
-    list(CAPABILITIES)[: list(CAPABILITIES).index("chat_messages")]
+    list(CAPABILITIES)[: list(CAPABILITIES).index("typed_errors")]
 )
 """What any conversation store may have, from ``history_limit`` to ``atomic_turns``; the
 rest of :data:`CAPABILITIES` are chat-memory's own features. For each of these, a
@@ -232,13 +231,18 @@ class AdaptedMemory:
         )
         return self.add_messages(session_id, [message])[0]
 
-    def add_messages(self, session_id: str, messages: Iterable[Message]) -> list[Message]:
+    def add_messages(
+        self, session_id: str, messages: Iterable[Message | Mapping[str, Any]]
+    ) -> list[Message]:
         """Store several messages in one call of the memory.
 
-        Returns the messages as the memory stored them when it says so (a list
-        of as many messages, as chat-memory's own service returns), else as sent.
+        A message in the chat-completions shape (a dict, as apps send them) reaches the
+        memory as the :class:`~chat_memory.Message` chat-memory makes of it, the way an
+        app would convert it for its own store. Returns the messages as the memory stored
+        them when it says so (a list of as many messages, as chat-memory's own service
+        returns), else as sent.
         """
-        batch = list(messages)
+        batch = [m if isinstance(m, Message) else message_from_chat(m) for m in messages]
         stored = self._done(self.memory.add_messages(session_id, batch))
         as_stored = isinstance(stored, list) and len(stored) == len(batch)
         if as_stored and all(isinstance(message, Message) for message in stored):

@@ -129,17 +129,34 @@ ROLE_CAPABILITIES: dict[str, str] = {"system": "system_role", "tool": "tool_call
 """The roles a store may have no word for, and the capability that says it has one."""
 
 
+FIELD_CAPABILITIES: dict[str, str] = {
+    "name": "names",
+    "tool_calls": "tool_calls",
+    "tool_call_id": "tool_calls",
+}
+"""The fields of a message a store may not keep, and the capability that says it keeps them."""
+
+
 def roles_needed(step: StepSpec) -> set[str]:
-    """What the roles a step's table or JSON gives the memory need of it (system, tool)."""
+    """What the roles and fields a step's table or JSON gives the memory need of it.
+
+    A system or tool message needs ``system_role`` or ``tool_calls``; a message's
+    ``name`` needs ``names``, its ``tool_calls`` or ``tool_call_id`` ``tool_calls``.
+    """
     roles: set[str] = set()
+    needed: set[str] = set()
     table = step.datatable or ()
     if table and "role" in table[0]:
         column = table[0].index("role")
         roles.update(row[column] for row in table[1:] if column < len(row))
+    if table:
+        needed.update(FIELD_CAPABILITIES[f] for f in table[0] if f in FIELD_CAPABILITIES)
     if step.docstring:
         roles.update(re.findall(r'"role"\s*:\s*"(\w+)"', step.docstring))
+        fields = re.findall(r'"(\w+)"\s*:', step.docstring)
+        needed.update(FIELD_CAPABILITIES[f] for f in fields if f in FIELD_CAPABILITIES)
     roles.update(re.findall(r'with the role "(\w+)"', step.text))
-    return {ROLE_CAPABILITIES[role] for role in roles if role in ROLE_CAPABILITIES}
+    return needed | {ROLE_CAPABILITIES[role] for role in roles if role in ROLE_CAPABILITIES}
 
 
 def _broken(
