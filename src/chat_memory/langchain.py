@@ -53,6 +53,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langchain_core.messages.tool import ToolCall as LangChainToolCall
+from langchain_core.messages.tool import invalid_tool_call
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from ._async import AsyncMemoryService
@@ -83,9 +84,14 @@ def from_langchain(message: BaseMessage) -> Message:
     if isinstance(message, ToolMessage):
         return Message("tool", content, id=message.id, tool_call_id=message.tool_call_id, name=name)
     if isinstance(message, AIMessage):
+        # A call whose arguments LangChain could not parse is an invalid tool call: kept,
+        # with its arguments as the model wrote them.
         calls = tuple(
             ToolCall(id=str(call["id"]), name=call["name"], arguments=json.dumps(call["args"]))
             for call in message.tool_calls
+        ) + tuple(
+            ToolCall(id=str(call["id"]), name=str(call["name"]), arguments=str(call["args"]))
+            for call in message.invalid_tool_calls
         )
         text = None if calls and content == "" else content
         return Message("assistant", text, id=message.id, tool_calls=calls, name=name)
@@ -106,11 +112,25 @@ def to_langchain(message: Message) -> BaseMessage:
         return ToolMessage(
             content, tool_call_id=message.tool_call_id, id=message.id, name=message.name
         )
-    calls = [
-        LangChainToolCall(name=call.name, args=json.loads(call.arguments), id=call.id)
-        for call in message.tool_calls
-    ]
-    return AIMessage(content, tool_calls=calls, id=message.id, name=message.name)
+    calls, invalid = [], []
+    for call in message.tool_calls:
+        args = _json_object(call.arguments)
+        if args is None:  # not a JSON object: what LangChain calls an invalid tool call
+            invalid.append(invalid_tool_call(name=call.name, args=call.arguments, id=call.id))
+        else:
+            calls.append(LangChainToolCall(name=call.name, args=args, id=call.id))
+    return AIMessage(
+        content, tool_calls=calls, invalid_tool_calls=invalid, id=message.id, name=message.name
+    )
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    """Return the JSON object ``text`` holds, or None when it holds anything else."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 class ChatMemoryHistory(BaseChatMessageHistory):

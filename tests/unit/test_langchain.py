@@ -28,8 +28,10 @@ from chat_memory import (
     InvalidContentError,
     InvalidRoleError,
     MemoryService,
+    Message,
     PermissionDeniedError,
     ReplyNotStoredError,
+    ToolCall,
 )
 from chat_memory.langchain import ChatMemoryHistory, RunnableWithChatMemory
 
@@ -61,6 +63,33 @@ def history(server: fakeredis.FakeServer) -> ChatMemoryHistory:
 def test_tool_calls_tool_call_ids_and_ids_round_trip_exactly(history: ChatMemoryHistory) -> None:
     history.add_messages(TURN)
     assert history.messages == TURN
+
+
+def test_a_tool_call_whose_arguments_are_not_a_json_object_is_read_and_kept(
+    history: ChatMemoryHistory,
+) -> None:
+    """A model may emit arguments that are not JSON: LangChain keeps them as an invalid call.
+
+    Reading such a stored call raised a bare JSONDecodeError (the whole history unreadable
+    through LangChain), and storing a LangChain message with an invalid call dropped it.
+    """
+    stored = Message(
+        "assistant",
+        "Let me look that up.",
+        id="a-1",
+        tool_calls=(ToolCall("call-1", "weather", "Paris"), ToolCall("call-2", "time", "[1]")),
+    )
+    history.memory.add_messages("ada", [stored])  # type: ignore[union-attr]
+    [read] = history.messages
+    assert isinstance(read, AIMessage)
+    assert read.tool_calls == []
+    assert [(c["id"], c["name"], c["args"]) for c in read.invalid_tool_calls] == [
+        ("call-1", "weather", "Paris"),
+        ("call-2", "time", "[1]"),
+    ]
+    history.clear()
+    history.add_messages([read])
+    assert history.memory.get_messages("ada")[0].tool_calls == stored.tool_calls  # type: ignore[union-attr]
 
 
 async def test_the_async_methods_round_trip_exactly_too(history: ChatMemoryHistory) -> None:
