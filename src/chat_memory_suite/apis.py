@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import timedelta
 from typing import Any, TypeVar, cast
 
+import fakeredis
 import pytest
 
 from chat_memory import (
@@ -261,6 +262,28 @@ def check_adapter_api(memory: object, expected: str | None, spec: str) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     """Refuse, once and before collecting, an API choice that cannot apply to the memory."""
     selected_apis(config)
+    expected = adapter_api(config)
+    factory = memory_factory(config)
+    if expected is None or factory is None:
+        return
+    # Build one memory over an in-process server to see its API before any scenario runs;
+    # a factory that cannot be built so (it needs a real server) is checked by the first
+    # scenario instead.
+    server = fakeredis.FakeServer()
+    probe = MemoryConfig(
+        redis=fakeredis.FakeRedis(server=server),
+        key_prefix="chat-memory-probe:",
+        async_redis=lambda: fakeredis.FakeAsyncRedis(server=server),
+    )
+    try:
+        memory = factory(probe)
+    except Exception:  # whatever stops it here, the first scenario will report
+        return
+    spec = str(config.getoption("--memory-adapter") or config.getini("memory_adapter"))
+    try:
+        check_adapter_api(memory, expected, spec)
+    finally:
+        AdaptedMemory(memory, probe).close()
 
 
 def pytest_report_header(config: pytest.Config) -> str:

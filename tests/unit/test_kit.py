@@ -211,6 +211,7 @@ def test_memory_api_async_with_a_sync_memory_is_a_clear_error_not_ignored(
     result.stdout.fnmatch_lines(
         ["*--memory-api async: the memory mymemory:make_memory builds is sync*"]
     )
+    assert "skipped" not in result.stdout.str(), "it stops before any scenario"
 
 
 ASYNC_ADAPTER = """
