@@ -166,3 +166,22 @@ def test_the_project_page_counts_the_regression_breaks() -> None:
     claim = re.search(r"breaks the library in (\d+) realistic ways", page("project.md"))
     assert claim, "docs/project.md no longer says how many ways the library is broken"
     assert int(claim[1]) == len(BREAKS)
+
+
+def test_the_readme_cost_of_a_session_is_what_docs_benchmarks_md_measured() -> None:
+    """The README's "about N KB" and "about R times" come from the generated benchmarks."""
+    claim = re.search(
+        r"takes about (\d+) KB of Redis.*?about ([\d.]+)\s+times a minimal", README, re.S
+    )
+    assert claim, "the README no longer says what a session costs"
+    benchmarks = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    bytes_row = re.search(r"^\| chat-memory add_message \| ([\d,]+) \(", benchmarks, re.M)
+    ratio_row = re.search(
+        r"^\| server time per append ≤ 2× the minimal Lua script \(issue 24\) \| ([\d.]+)×",
+        benchmarks,
+        re.M,
+    )
+    assert bytes_row, "docs/benchmarks.md lost its bytes-per-session row"
+    assert ratio_row, "docs/benchmarks.md lost its server-time target"
+    assert abs(int(bytes_row[1].replace(",", "")) / 1000 - int(claim[1])) <= 1
+    assert abs(float(ratio_row[1]) - float(claim[2])) <= 0.4  # a noisy machine's spread
