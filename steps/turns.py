@@ -128,27 +128,35 @@ class _Broken(redis.ConnectionError):
 def stored_with_breaks(
     memory: MemoryService, session_id: str, turn_watch: TurnWatch, count: int
 ) -> None:
-    """Attempt n, on a session of its own, has its n-th command fail before it is sent.
+    """Attempt n, on a session of its own, has its n-th command and every later one fail.
 
-    The attempts stop at the first one whose write sends fewer commands than that.
+    The connection stays broken, as a server that went away, so a client's retries
+    fail too. The attempts stop at the first one whose write sends fewer commands.
 
     When a turn of 3 messages is stored with the connection breaking before each command the write sends, one attempt per command
     """
     turn = _turn(count)
     turn_watch.turn = [m.content or "" for m in turn]
+    # One turn stored unbroken first, in a session of its own: what a store does once
+    # (load a script, open a connection) is done, and the commands counted below are
+    # those of every write.
+    memory.add_messages(f"{session_id}-warm-up", _turn(count))
     for attempt in range(1, MAX_ATTEMPTS + 1):
         sent = 0
 
         def count_and_break(broken_at: int = attempt) -> None:
             nonlocal sent
             sent += 1
-            if sent == broken_at:
+            if sent >= broken_at:  # and stays broken: a client's retries fail too
                 raise _Broken(f"the suite broke the connection before command {broken_at}")
 
         async def async_count_and_break(broken_at: int = attempt) -> None:
             count_and_break(broken_at)
 
         session = f"{session_id}-attempt-{attempt}"
+        # A read first: a connection broken by the attempt before is set up again here,
+        # so the commands counted below are the write's own.
+        assert memory.get_messages(session) == [], f"session {session!r} is not new"
         try:
             with before_each_send(count_and_break, async_count_and_break):
                 memory.add_messages(session, turn)

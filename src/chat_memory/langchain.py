@@ -90,7 +90,9 @@ def from_langchain(message: BaseMessage) -> Message:
             ToolCall(id=str(call["id"]), name=call["name"], arguments=json.dumps(call["args"]))
             for call in message.tool_calls
         ) + tuple(
-            ToolCall(id=str(call["id"]), name=str(call["name"]), arguments=str(call["args"]))
+            ToolCall(
+                id=call.get("id") or "", name=call.get("name") or "", arguments=call["args"] or ""
+            )
             for call in message.invalid_tool_calls
         )
         text = None if calls and content == "" else content

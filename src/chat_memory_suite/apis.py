@@ -11,6 +11,7 @@ documentation.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import timedelta
@@ -117,6 +118,11 @@ class Services:
         return cast(
             MemoryService, Blocking(AsyncMemoryService(async_client, **settings), self.loop)
         )
+
+    @property
+    def adapts(self) -> bool:
+        """Whether the memory under test is an adapter's (``--memory-adapter``), not ours."""
+        return self._factory is not None
 
     def memory_on(self, client: RedisClient, **settings: Any) -> MemoryService:
         """A sync memory with these settings over a client of its own (one writer of many)."""
@@ -280,10 +286,10 @@ def pytest_configure(config: pytest.Config) -> None:
     except Exception:  # whatever stops it here, the first scenario will report
         return
     spec = str(config.getoption("--memory-adapter") or config.getini("memory_adapter"))
-    try:
-        check_adapter_api(memory, expected, spec)
-    finally:
+    with contextlib.suppress(Exception):  # its close is the scenarios' business, not this check's
         AdaptedMemory(memory, probe).close()
+    probe.redis.close()
+    check_adapter_api(memory, expected, spec)
 
 
 def pytest_report_header(config: pytest.Config) -> str:

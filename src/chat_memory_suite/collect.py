@@ -137,6 +137,20 @@ FIELD_CAPABILITIES: dict[str, str] = {
 """The fields of a message a store may not keep, and the capability that says it keeps them."""
 
 
+def _message_fields(docstring: str) -> set[str]:
+    """The keys of the messages a JSON docstring holds (a list of them, or one), if any.
+
+    Only the messages' own keys: a tool call's ``function`` has a ``name`` too, which is
+    no message's name.
+    """
+    try:
+        value = json.loads(docstring)
+    except ValueError:
+        return set()
+    items = value if isinstance(value, list) else [value]
+    return {key for item in items if isinstance(item, dict) for key in item}
+
+
 def roles_needed(step: StepSpec) -> set[str]:
     """What the roles and fields a step's table or JSON gives the memory need of it.
 
@@ -153,7 +167,7 @@ def roles_needed(step: StepSpec) -> set[str]:
         needed.update(FIELD_CAPABILITIES[f] for f in table[0] if f in FIELD_CAPABILITIES)
     if step.docstring:
         roles.update(re.findall(r'"role"\s*:\s*"(\w+)"', step.docstring))
-        fields = re.findall(r'"(\w+)"\s*:', step.docstring)
+        fields = _message_fields(step.docstring)
         needed.update(FIELD_CAPABILITIES[f] for f in fields if f in FIELD_CAPABILITIES)
     roles.update(re.findall(r'with the role "(\w+)"', step.text))
     return needed | {ROLE_CAPABILITIES[role] for role in roles if role in ROLE_CAPABILITIES}
