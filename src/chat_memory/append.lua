@@ -208,15 +208,15 @@ end
 -- reads and writes as the general way below, without its tables. A script's time is
 -- mostly its Lua, not its commands.
 if S and not I and not X and #ARGV == 9 then
-  local found = redis.pcall('HMGET', S, '', ARGV[7])
-  if found.err then return refused(found, 's', 'HMGET') end
+  local found, refusal = read('s', 'HMGET', S, '', ARGV[7])
+  if refusal then return refusal end
   if found[1] then
     local stored = found[2]
     if stored then
       if conflicts(stored, ARGV[8]) then return redis.error_reply('CHATMEM_CONFLICT 1') end
       return {stored}
     end
-    local refusal = denied()
+    refusal = denied()
     if refusal then return refusal end
     local length
     length, refusal = push({ARGV[9]})

