@@ -2,15 +2,15 @@
 
 Usage::
 
-    When a turn of 3 messages is stored while a reader looks at the session before every command the write sends
-    Then every look saw the session as it was before the turn or with the whole turn
-    When a turn of 3 messages is stored with the connection breaking before each command the write sends, one attempt per command
-    Then each attempt left its session with the whole turn or none of it
+    When a turn of 3 messages is stored while another worker reads the session at every step of the write
+    Then every read saw the session as it was before the turn or with the whole turn
+    When a turn of 3 messages is stored again and again, the connection lost at a later step of the write each time
+    Then each cut-off write left its session with the whole turn or none of it
 
-The reader and the broken connection come between the commands the memory
-sends to Redis (a pipeline or a script is one command), through whatever
-client it uses, sync or asyncio: a memory that writes a turn message by
-message is seen half-written, or is left half-written.
+A step of the write is a command the memory sends to Redis (a pipeline or a
+script is one command). The reader and the lost connection come between those,
+through whatever client the memory uses, sync or asyncio: a memory that writes
+a turn message by message is seen half-written, or is left half-written.
 """
 
 from __future__ import annotations
@@ -79,8 +79,8 @@ def _readers(memory: Any) -> tuple[Callable[[str], list[str]], Callable[[str], A
 
 @when(
     parsers.parse(
-        "a turn of {count:d} messages is stored while a reader looks at the session"
-        " before every command the write sends"
+        "a turn of {count:d} messages is stored while another worker reads the session"
+        " at every step of the write"
     )
 )
 def stored_while_read(
@@ -88,7 +88,7 @@ def stored_while_read(
 ) -> None:
     """Store the turn in one call; before each command it sends, read the session.
 
-    When a turn of 3 messages is stored while a reader looks at the session before every command the write sends
+    When a turn of 3 messages is stored while another worker reads the session at every step of the write
     """
     turn = _turn(count)
     turn_watch.before = [m.content or "" for m in memory.get_messages(session_id)]
@@ -103,11 +103,11 @@ def stored_while_read(
     turn_watch.looks.append([m.content or "" for m in memory.get_messages(session_id)])
 
 
-@then("every look saw the session as it was before the turn or with the whole turn")
+@then("every read saw the session as it was before the turn or with the whole turn")
 def looks_saw_whole_turns(turn_watch: TurnWatch) -> None:
     """No read, between the write's commands or after it, found part of the turn.
 
-    Then every look saw the session as it was before the turn or with the whole turn
+    Then every read saw the session as it was before the turn or with the whole turn
     """
     whole = turn_watch.before + turn_watch.turn
     assert turn_watch.looks[-1] == whole, "after the write the session lacks the turn"
@@ -121,8 +121,8 @@ class _Broken(redis.ConnectionError):
 
 @when(
     parsers.parse(
-        "a turn of {count:d} messages is stored with the connection breaking before each"
-        " command the write sends, one attempt per command"
+        "a turn of {count:d} messages is stored again and again, the connection lost at a"
+        " later step of the write each time"
     )
 )
 def stored_with_breaks(
@@ -133,7 +133,7 @@ def stored_with_breaks(
     The connection stays broken, as a server that went away, so a client's retries
     fail too. The attempts stop at the first one whose write sends fewer commands.
 
-    When a turn of 3 messages is stored with the connection breaking before each command the write sends, one attempt per command
+    When a turn of 3 messages is stored again and again, the connection lost at a later step of the write each time
     """
     turn = _turn(count)
     turn_watch.turn = [m.content or "" for m in turn]
@@ -169,11 +169,11 @@ def stored_with_breaks(
             return
 
 
-@then("each attempt left its session with the whole turn or none of it")
+@then("each cut-off write left its session with the whole turn or none of it")
 def attempts_all_or_nothing(turn_watch: TurnWatch) -> None:
     """Every broken write stored the turn whole (after a retry) or not at all.
 
-    Then each attempt left its session with the whole turn or none of it
+    Then each cut-off write left its session with the whole turn or none of it
     """
     broken = turn_watch.attempts[:-1]  # the last attempt's write sent too few commands to break
     assert broken, "no command of the write was ever broken: the memory sends nothing to Redis?"

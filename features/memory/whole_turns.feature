@@ -8,15 +8,15 @@ Feature: A turn is stored whole or not at all
 
   Rule: A reader never sees half a turn
 
-    Scenario: A reader looking between every command of the write sees the turn whole or not at all
+    Scenario: Another worker reading the session during the write sees the whole turn or none of it
       Given a new session "alice"
       And the user and the assistant exchanged 2 messages
-      When a turn of 3 messages is stored while a reader looks at the session before every command the write sends
-      Then every look saw the session as it was before the turn or with the whole turn
+      When a turn of 3 messages is stored while another worker reads the session at every step of the write
+      Then every read saw the session as it was before the turn or with the whole turn
 
   Rule: A write that fails stores none of the turn
 
-    Scenario: A connection broken before any command of the write leaves the whole turn or none of it
+    Scenario: A write cut off at any of its steps leaves the whole turn or none of it
       Given a new session "alice"
-      When a turn of 3 messages is stored with the connection breaking before each command the write sends, one attempt per command
-      Then each attempt left its session with the whole turn or none of it
+      When a turn of 3 messages is stored again and again, the connection lost at a later step of the write each time
+      Then each cut-off write left its session with the whole turn or none of it
