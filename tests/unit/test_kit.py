@@ -264,6 +264,47 @@ def test_memory_api_async_drives_an_async_memory(pytester: pytest.Pytester) -> N
     synced.stdout.fnmatch_lines(["*--memory-api sync: the memory * builds is async*"])
 
 
+def test_memory_api_async_runs_the_concurrency_scenarios_on_the_adapters_memory(
+    pytester: pytest.Pytester,
+) -> None:
+    """The writers are the adapter's async memory, not chat-memory's own async service.
+
+    They were chat-memory's: its writes landed under its own keys, and this store, reading
+    its own, lost every message.
+    """
+    if shutil.which("redis-server") is None:
+        if os.environ.get("CHAT_MEMORY_REQUIRE_REDIS"):
+            pytest.fail("CHAT_MEMORY_REQUIRE_REDIS is set but redis-server is not installed")
+        pytest.skip("redis-server is not installed (Debian: apt-get install redis-server)")
+    limited = (
+        ASYNC_ADAPTER.replace(
+            "self.redis, self.prefix = config.async_redis(), config.key_prefix",
+            "self.redis, self.prefix = config.async_redis(), config.key_prefix\n"
+            "        self.limit = config.max_history or 20",
+        )
+        .replace(
+            "        await self.redis.rpush(self.prefix + session_id, *entries)",
+            "        async with self.redis.pipeline(transaction=True) as write:\n"
+            "            write.rpush(self.prefix + session_id, *entries)\n"
+            "            write.ltrim(self.prefix + session_id, -self.limit, -1)\n"
+            "            await write.execute()",
+        )
+        .replace("@adapter(capabilities=set())", '@adapter(capabilities={"history_limit"})')
+    )
+    assert "ltrim" in limited
+    assert "history_limit" in limited
+    (pytester.path / "asyncmemory.py").write_text(limited, encoding="utf-8")
+    basetemp = tempfile.mkdtemp(prefix="kit-")  # short: a throwaway server's socket path
+    result = pytester.runpytest_subprocess(
+        "--chat-memory-suite", "--memory-adapter", "asyncmemory:make_memory",
+        "--memory-api", "async", "--redis-server", "--basetemp", f"{basetemp}/t",
+        "-k", "eight_writers_to_eight_sessions", *QUIET,
+    )  # fmt: skip
+    shutil.rmtree(basetemp, ignore_errors=True)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.assert_outcomes(passed=1)
+
+
 ACME_ADAPTER = '''
 import json
 

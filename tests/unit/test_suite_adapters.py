@@ -94,3 +94,21 @@ async def test_taking_back_counts_the_stored_items_not_the_ones_get_items_gives(
 
     assert taken == Message("tool", "3°C", tool_call_id="call-1")
     assert await memory.memory.get_messages("ada") == []
+
+
+def test_a_scenario_needs_of_a_store_only_the_fields_of_its_messages() -> None:
+    """A tool call's function has a name too, which is no message's name (asked for names)."""
+    from chat_memory_suite.collect import roles_needed
+    from chat_memory_suite.gherkin import StepSpec
+
+    def needs(docstring: str) -> set[str]:
+        return roles_needed(
+            StepSpec("When ", "when", "the app sends these chat messages:", 1, None, docstring)
+        )
+
+    call = '{"id": "c-1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}'
+    assert needs(f'[{{"role": "assistant", "content": null, "tool_calls": [{call}]}}]') == {
+        "tool_calls"
+    }
+    assert needs('[{"role": "user", "content": "Hi", "name": "ada"}]') == {"names"}
+    assert needs('[{"role": "system", "content": "Be brief."}]') == {"system_role"}
