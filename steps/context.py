@@ -12,6 +12,7 @@ Usage::
       | user | Friday? |
     Then the context of session "bob" is empty
     Then the context is messages 41 to 50 of the exchange
+    Then loading the context fails, rather than leaving messages out
 
 Each step loads the context afresh through the memory's public API and compares
 whole values, so a failure shows what the model would have seen.
@@ -29,6 +30,8 @@ from chat_memory import CorruptEntryError, MemoryService
 from chat_memory_suite.adapter import requires
 from chat_memory_suite.compare import expect_count, expect_messages, expect_text
 from chat_memory_suite.tables import MESSAGE_COLUMNS, exchange, messages, reads_json, reads_table
+
+from .conversation import Attempt
 
 
 @then("the context is empty")
@@ -143,6 +146,23 @@ def context_fails_on_corrupt_entry(memory: MemoryService, session_id: str, numbe
     with pytest.raises(CorruptEntryError) as failure:
         memory.get_context(session_id)
     assert (failure.value.session_id, failure.value.position + 1) == (session_id, number)
+
+
+@then("loading the context fails, rather than leaving messages out")
+def context_fails_loudly(memory: MemoryService, session_id: str) -> None:
+    """A session whose stored data is damaged fails to load: never a shorter or garbled context.
+
+    The error is the store's own (chat-memory's is a typed one).
+
+    Then loading the context fails, rather than leaving messages out
+    """
+    loading = Attempt()
+    loading.make(lambda: memory.get_context(session_id), memory=memory)
+    if loading.error is None:
+        given = json.dumps(memory.get_context(session_id), ensure_ascii=False, indent=1)
+        raise AssertionError(
+            f"{_the_context(session_id)} loaded as if nothing were wrong:\n{given}"
+        )
 
 
 @then("the context is this JSON:")

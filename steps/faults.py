@@ -4,7 +4,6 @@ Usage::
 
     Given the memory runs on a server of its own
     Given the server went down
-    Given the user tried to say "are you there?"
     When the server comes back
     When the app retries the failed message
     Then the user was told within 2 seconds that the message may not have been stored
@@ -161,17 +160,6 @@ def server_dropped_connections(fault_server: ThrowawayServer) -> None:
     admin = fault_server.admin()
     admin.client_kill_filter(_type="normal", skipme=True)
     admin.close()
-
-
-@given(parsers.parse('the user tried to say "{text}"'))
-@when(parsers.parse('the user tries to say "{text}"'))
-def user_tries_to_say(memory: MemoryService, session_id: str, attempt: Attempt, text: str) -> None:
-    """The user sends a message that may fail; the failure is kept for a Then step.
-
-    Given the user tried to say "are you there?"
-    When the user tries to say "are you there?"
-    """
-    attempt.make(lambda: memory.add_message(session_id, "user", text))
 
 
 @when("the app tries to clear the session")

@@ -19,6 +19,14 @@ Usage::
     Given the previous version stored message "m-1" saying "Book a table for two."
     When the previous version sends message "m-2" saying "Friday at eight, please."
     Given version 0.1 stored message "m-1" saying "Book a table for two."
+    Given a broken writer cut off the stored message "My booking reference is K7Q2."
+    Given another service overwrote the stored message "My booking reference is K7Q2." with another kind of value
+    Then the message is refused, and the other service's value stays
+    Then taking back the newest message fails, and the damaged message stays
+
+The steps about damaged data work on any store (``readable_storage``): they find
+the value holding a message's text among the scenario's keys, whatever the
+store's layout, and damage it there.
 
 Key names in these steps use the default namespace ``chat``. On a shared real
 server each scenario has a namespace of its own; the steps then read the
@@ -39,6 +47,15 @@ from chat_memory import DEFAULT_NAMESPACE, MemoryService, Message, WrongKeyTypeE
 from chat_memory._codec import encode_for_storage
 from chat_memory_suite.adapter import requires
 from chat_memory_suite.backends import RedisClient, scenario_keys
+from chat_memory_suite.damage import (
+    StoredValue,
+    cut_off,
+    holds,
+    not_utf8,
+    overwrite_with_other_kind,
+    rewrite,
+    values_holding,
+)
 from chat_memory_suite.previous import previous_append
 from chat_memory_suite.tables import reads_table, rows
 
@@ -444,3 +461,92 @@ def keys_in_one_slot(redis_client: RedisClient, memory: MemoryService, session_i
     keys = _stored_keys(redis_client, memory, session_id)
     slots = {int(redis_client.execute_command("CLUSTER KEYSLOT", key)) for key in keys}
     assert len(slots) == 1
+
+
+@pytest.fixture
+def damaged() -> list[StoredValue]:
+    """What a broken writer or another service left where the store keeps a message."""
+    return []
+
+
+@given(
+    parsers.re(
+        r"a broken writer (?P<how>cut off|put bytes that are not UTF-8 into|replaced)"
+        r' the stored message "(?P<text>[^"]+)"(?: with "(?P<other>[^"]*)")?'
+    )
+)
+@requires("readable_storage")
+def broken_writer_damaged(
+    redis_client: RedisClient,
+    namespace: str,
+    damaged: list[StoredValue],
+    how: str,
+    text: str,
+    other: str | None,
+) -> None:
+    """A writer with a bug (or one stopped halfway) damaged a message where the store keeps it.
+
+    Given a broken writer cut off the stored message "My booking reference is K7Q2."
+    Given a broken writer put bytes that are not UTF-8 into the stored message "My booking reference is K7Q2."
+    Given a broken writer replaced the stored message "A table for two, please." with "hello"
+    """
+    assert (other is None) == (how != "replaced"), "only a replaced message is replaced with text"
+    for found in values_holding(redis_client, namespace, text):
+        if how == "cut off":
+            new = cut_off(found, text)
+        elif how == "replaced":
+            new = (other or "").encode("utf-8")
+        else:
+            new = not_utf8(found, text)
+        damaged.append(rewrite(redis_client, found, new))
+
+
+@given(
+    parsers.parse(
+        'another service overwrote the stored message "{text}" with another kind of value'
+    )
+)
+@requires("readable_storage")
+def another_service_overwrote(
+    redis_client: RedisClient, namespace: str, damaged: list[StoredValue], text: str
+) -> None:
+    """Another service wrote a value of another Redis type over the key holding a message.
+
+    Given another service overwrote the stored message "My booking reference is K7Q2." with another kind of value
+    """
+    keys = {found.key for found in values_holding(redis_client, namespace, text)}
+    damaged += [overwrite_with_other_kind(redis_client, key) for key in sorted(keys)]
+
+
+@then("the message is refused, and the other service's value stays")
+@requires("readable_storage")
+def refused_and_other_value_stays(
+    redis_client: RedisClient, attempt: Attempt, damaged: list[StoredValue]
+) -> None:
+    """The write failed (the store's own error, or chat-memory's typed one), overwriting nothing.
+
+    Then the message is refused, and the other service's value stays
+    """
+    assert attempt.made, "no step tried to send a message"
+    assert attempt.error is not None, "the message was stored as if nothing were wrong"
+    gone = [value for value in damaged if not holds(redis_client, value)]
+    assert not gone, f"the other service's values were overwritten: {gone}"
+
+
+@then("taking back the newest message fails, and the damaged message stays")
+@requires("pop_message", "readable_storage")
+def taking_back_damaged_fails(
+    redis_client: RedisClient,
+    memory: MemoryService,
+    session_id: str,
+    damaged: list[StoredValue],
+) -> None:
+    """A newest message that cannot be read is reported, and stays: never removed unread.
+
+    Then taking back the newest message fails, and the damaged message stays
+    """
+    attempt = Attempt()
+    attempt.make(lambda: memory.pop_message(session_id), memory=memory)
+    assert attempt.error is not None, "the damaged message was taken back as if it were whole"
+    gone = [value for value in damaged if not holds(redis_client, value)]
+    assert not gone, f"taking back removed the damaged message unread: {gone}"

@@ -175,3 +175,39 @@ Feature: Corrupt entries
     Scenario: Taking back fails, naming the key, when the session's history key holds a string
       Given another service stored a string under the session's history key
       Then taking back the newest message fails, naming the session's history key as holding a string
+
+  Rule: Whatever the store, a message a broken writer damaged is reported, never passed over
+
+    Scenario: A stored message cut off by a broken writer makes loading fail
+      Given the user said "My booking reference is K7Q2."
+      And the user said "A table for two, please."
+      And a broken writer cut off the stored message "My booking reference is K7Q2."
+      Then loading the context fails, rather than leaving messages out
+
+    Scenario: A stored message a broken writer made invalid UTF-8 makes loading fail
+      Given the user said "My booking reference is K7Q2."
+      And a broken writer put bytes that are not UTF-8 into the stored message "My booking reference is K7Q2."
+      Then loading the context fails, rather than leaving messages out
+
+    Scenario: A stored message a broken writer replaced with plain text makes loading fail
+      Given the user said "My booking reference is K7Q2."
+      And the user said "A table for two, please."
+      And a broken writer replaced the stored message "A table for two, please." with "hello"
+      Then loading the context fails, rather than leaving messages out
+
+    Scenario: A session another service overwrote with another kind of value fails to load
+      Given the user said "My booking reference is K7Q2."
+      And another service overwrote the stored message "My booking reference is K7Q2." with another kind of value
+      Then loading the context fails, rather than leaving messages out
+
+    Scenario: A message for a session another service overwrote is refused, and the other value stays
+      Given the user said "My booking reference is K7Q2."
+      And another service overwrote the stored message "My booking reference is K7Q2." with another kind of value
+      When the user tries to say "A table for two, please."
+      Then the message is refused, and the other service's value stays
+
+    Scenario: Taking back a damaged newest message fails, and the message stays
+      Given the user said "My booking reference is K7Q2."
+      And the user said "A table for two, please."
+      And a broken writer cut off the stored message "A table for two, please."
+      Then taking back the newest message fails, and the damaged message stays

@@ -57,6 +57,10 @@ CAPABILITIES: dict[str, str] = {
     "names": "keeps the name of who wrote each message (several people in one chat)",
     "pop_message": "removes the session's newest message on request, so it can be sent again",
     "atomic_turns": "stores a turn of several messages all together or not at all",
+    "readable_storage": (
+        "keeps each message's text as it is in a Redis value (not compressed or encrypted),"
+        " so a scenario can damage it the way a broken writer would"
+    ),
     "typed_errors": "refuses bad input with chat-memory's typed errors, storing nothing",
     "token_budget": "gives the newest messages that fit a token budget",
     "storage_contract": "chat-memory's own keys and entries in Redis",
@@ -74,7 +78,7 @@ CAPABILITIES: dict[str, str] = {
 STORE_CAPABILITIES: tuple[str, ...] = tuple(
     list(CAPABILITIES)[: list(CAPABILITIES).index("typed_errors")]
 )
-"""What any conversation store may have, from ``history_limit`` to ``atomic_turns``; the
+"""What any conversation store may have, from ``history_limit`` to ``readable_storage``; the
 rest of :data:`CAPABILITIES` are chat-memory's own features. For each of these, a
 scenario fails for a store that declares it but lacks it (``tests/unit/test_kit.py``)."""
 

@@ -345,7 +345,7 @@ class AcmeStore:
         return None if left < 0 else float(left)
 
 
-@adapter(capabilities={"history_limit", "ttl"})
+@adapter(capabilities={"history_limit", "ttl", "readable_storage"})
 def make_memory(config: MemoryConfig) -> AcmeStore:
     return AcmeStore(config)
 '''
@@ -388,30 +388,70 @@ def test_a_store_with_whole_second_expiry_and_its_own_speakers_runs_unchanged(
     assert any("needs" in r and "millisecond_expiry" in r for r in reasons), reasons
 
 
-ACME_BREAKS = {  # what breaks: the capability, the edit, and the feature that must fail for it
+ACME_BREAKS = {  # what breaks: the capability, the edits, and the feature that must fail for it
     "ttl() always None": (
         "ttl",
-        "return None if left < 0 else float(left)",
-        "return None",
+        [("return None if left < 0 else float(left)", "return None")],
         "memory/session_expiry.feature",
     ),
     "ttl() in milliseconds": (
         "ttl",
-        "left = self.redis.ttl(self.prefix + session_id)",
-        "left = self.redis.pttl(self.prefix + session_id)",
+        [
+            (
+                "left = self.redis.ttl(self.prefix + session_id)",
+                "left = self.redis.pttl(self.prefix + session_id)",
+            )
+        ],
         "memory/session_expiry.feature",
     ),
     "expiry not restarted by a write": (
         "ttl",
-        "write.expire(key, self.seconds)",
-        "write.expire(key, self.seconds, nx=True)",
+        [("write.expire(key, self.seconds)", "write.expire(key, self.seconds, nx=True)")],
         "memory/session_expiry.feature",
     ),
     "history limit one too long": (
         "history_limit",
-        "write.ltrim(key, -(self.limit or 50), -1)",
-        "write.ltrim(key, -(self.limit or 50) - 1, -1)",
+        [
+            (
+                "write.ltrim(key, -(self.limit or 50), -1)",
+                "write.ltrim(key, -(self.limit or 50) - 1, -1)",
+            )
+        ],
         "memory/history_limit.feature",
+    ),
+    "text kept as hex": (  # declared readable, yet no value holds a message's text
+        "readable_storage",
+        [
+            (
+                "json.dumps([WORDS[m.role], m.content]) for m in messages",
+                "json.dumps([WORDS[m.role], m.content]).encode().hex() for m in messages",
+            ),
+            (
+                "map(json.loads, entries)",
+                "(json.loads(bytes.fromhex(e.decode())) for e in entries)",
+            ),
+        ],
+        "storage/corrupt_entries.feature",
+    ),
+    "damaged entries skipped": (  # what the damage scenarios are for
+        "readable_storage",
+        [
+            (
+                "map(json.loads, entries)",
+                "[json.loads(e) for e in entries if _readable(e)]",
+            ),
+            (
+                "class AcmeStore:",
+                "def _readable(entry):\n"
+                "    try:\n"
+                "        json.loads(entry)\n"
+                "    except ValueError:\n"
+                "        return False\n"
+                "    return True\n\n\n"
+                "class AcmeStore:",
+            ),
+        ],
+        "storage/corrupt_entries.feature",
     ),
 }
 
@@ -421,9 +461,11 @@ def test_a_capability_the_store_declares_but_breaks_fails_the_kit(
     pytester: pytest.Pytester, name: str
 ) -> None:
     """Declaring a capability proves something: a store that breaks it fails (issue 26 part 2)."""
-    _, old, new, failing = ACME_BREAKS[name]
-    assert old in ACME_ADAPTER
-    broken = ACME_ADAPTER.replace(old, new)
+    _, edits, failing = ACME_BREAKS[name]
+    broken = ACME_ADAPTER
+    for old, new in edits:
+        assert old in broken
+        broken = broken.replace(old, new)
     (pytester.path / "acme_adapter.py").write_text(broken, encoding="utf-8")
     result = pytester.runpytest_subprocess(
         "--chat-memory-suite", "--memory-adapter", "acme_adapter:make_memory", "-p", "no:randomly"

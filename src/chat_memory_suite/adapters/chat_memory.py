@@ -37,6 +37,7 @@ tool calls or a name."""
         "names",
         "atomic_turns",
         "pop_message",
+        "readable_storage",
     },
 )
 def make_memory(config: MemoryConfig) -> ServiceMemory:

@@ -63,7 +63,7 @@ class LangChainCommunityMemory:
         return None if left < 0 else float(left)
 
 
-@adapter(capabilities={"ttl", "system_role", "tool_calls", "names"})
+@adapter(capabilities={"ttl", "system_role", "tool_calls", "names", "readable_storage"})
 def make_memory(config: MemoryConfig) -> LangChainCommunityMemory:
     """langchain-community's Redis history over the scenario's Redis."""
     return LangChainCommunityMemory(config)

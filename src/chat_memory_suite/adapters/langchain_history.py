@@ -32,6 +32,7 @@ CAPABILITIES = {
     "tool_calls",
     "names",
     "atomic_turns",
+    "readable_storage",
 }
 
 

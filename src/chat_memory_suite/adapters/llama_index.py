@@ -73,7 +73,7 @@ class LlamaIndexMemory:
         return None if left < 0 else float(left)
 
 
-@adapter(capabilities={"ttl", "system_role", "tool_calls", "names"})
+@adapter(capabilities={"ttl", "system_role", "tool_calls", "names", "readable_storage"})
 def make_memory(config: MemoryConfig) -> LlamaIndexMemory:
     """llama-index's Redis chat store over the scenario's Redis."""
     return LlamaIndexMemory(config)

@@ -153,6 +153,7 @@ class AgentsSessionMemory(AsyncServiceMemory):
         "atomic_turns",
         "pop_message",
         "tool_calls",
+        "readable_storage",
     },
 )
 def make_memory(config: MemoryConfig) -> AgentsSessionMemory:

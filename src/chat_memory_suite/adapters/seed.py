@@ -52,7 +52,7 @@ class SeedMemory:
         self.client.delete(self.prefix + session_id)
 
 
-@adapter(capabilities={"history_limit", "ttl", "system_role"})
+@adapter(capabilities={"history_limit", "ttl", "system_role", "readable_storage"})
 def make_memory(config: MemoryConfig) -> SeedMemory:
     """The seed service over the scenario's Redis."""
     return SeedMemory(config.redis, config)
