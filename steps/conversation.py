@@ -52,6 +52,8 @@ class Attempt:
         self.error: Exception | None = None
         self.made = False
         self.seconds = 0.0
+        self.messages: list[Message] = []
+        """What the attempt sent to a store not ours, which the app keeps to send again."""
 
     def make(self, send: Callable[[], object], *, memory: object = None) -> None:
         """Run ``send``, keeping the memory's error instead of raising it, and timing it.
@@ -129,7 +131,11 @@ def user_tries_to_say(memory: MemoryService, session_id: str, attempt: Attempt, 
     Given the user tried to say "are you there?"
     When the user tries to say "are you there?"
     """
-    attempt.make(lambda: memory.add_message(session_id, "user", text), memory=memory)
+    if isinstance(memory, AdaptedMemory):  # the app keeps the message (and its id) to resend
+        attempt.messages = [Message("user", text, id=f"m-{uuid.uuid4().hex}")]
+        attempt.make(lambda: memory.add_messages(session_id, attempt.messages), memory=memory)
+    else:
+        attempt.make(lambda: memory.add_message(session_id, "user", text))
 
 
 @given(parsers.parse('the user sent message "{message_id}" saying "{text}"'))

@@ -48,15 +48,13 @@ from chat_memory import (
     WriteOutcomeUnknownError,
     acl_rules,
 )
+from chat_memory_suite.adapter import AdaptedMemory, requires
 from chat_memory_suite.apis import Services
 from chat_memory_suite.backends import ClientRecipe
 from chat_memory_suite.servers import HOST, ThrowawayServer, throwaway_tls_server
 
 from .conversation import Attempt
 from .sessions import MemorySettings
-
-REQUIRES = ("server_faults",)
-"""What every step here needs of the memory under test (see chat_memory_suite.adapter)."""
 
 
 @pytest.fixture
@@ -168,16 +166,17 @@ def app_tries_to_clear(memory: MemoryService, session_id: str, attempt: Attempt)
 
     When the app tries to clear the session
     """
-    attempt.make(lambda: memory.clear(session_id))
+    attempt.make(lambda: memory.clear(session_id), memory=memory)
 
 
 @when("the app tries to read how long the session has left")
+@requires("ttl")
 def app_tries_ttl(memory: MemoryService, session_id: str, attempt: Attempt) -> None:
     """The app asks for the session's remaining time to live; a failure is kept.
 
     When the app tries to read how long the session has left
     """
-    attempt.make(lambda: memory.ttl(session_id))
+    attempt.make(lambda: memory.ttl(session_id), memory=memory)
 
 
 @when("the app tries to load the context")
@@ -186,19 +185,29 @@ def app_tries_to_load(memory: MemoryService, session_id: str, attempt: Attempt) 
 
     When the app tries to load the context
     """
-    attempt.make(lambda: memory.get_context(session_id))
+    attempt.make(lambda: memory.get_context(session_id), memory=memory)
 
 
 @then(parsers.parse("the app was told within {seconds:d} seconds that the memory is unavailable"))
-def told_unavailable(attempt: Attempt, seconds: int) -> None:
+def told_unavailable(memory: MemoryService, attempt: Attempt, seconds: int) -> None:
     """The call failed in time with the error that says nothing was changed.
+
+    A store not ours fails with its own error, which says nothing more.
 
     Then the app was told within 2 seconds that the memory is unavailable
     """
+    error = _told_in_time(memory, attempt, seconds)
+    if not isinstance(memory, AdaptedMemory):
+        assert isinstance(error, StorageUnavailableError), f"got {error!r}"
+        assert not error.may_have_written, str(error)
+
+
+def _told_in_time(memory: MemoryService, attempt: Attempt, seconds: int) -> Exception:
+    """The error the attempt got, in time: chat-memory's typed one, or a store's own."""
     assert attempt.made, "no step tried to use the memory"
-    assert isinstance(attempt.error, StorageUnavailableError), f"got {attempt.error!r}"
-    assert not attempt.error.may_have_written, str(attempt.error)
+    assert attempt.error is not None, "the call succeeded"
     assert attempt.seconds <= seconds, f"the error took {attempt.seconds:.1f} seconds"
+    return attempt.error
 
 
 @then(
@@ -206,20 +215,27 @@ def told_unavailable(attempt: Attempt, seconds: int) -> None:
         "the app was told within {seconds:d} seconds that the session may not have been cleared"
     )
 )
-def told_clear_unknown(attempt: Attempt, seconds: int) -> None:
+def told_clear_unknown(memory: MemoryService, attempt: Attempt, seconds: int) -> None:
     """The clear was sent but not answered: the app must assume either outcome.
 
     Then the app was told within 2 seconds that the session may not have been cleared
     """
-    _told_outcome_unknown(attempt, seconds)
+    _told_outcome_unknown(memory, attempt, seconds)
 
 
 @when("the app retries the failed message")
 def app_retries(memory: MemoryService, session_id: str, attempt: Attempt) -> None:
     """The app sends the failed write again, as the error handed it back (same ids).
 
+    With a store not ours, the app sends again what it kept of the failed write.
+
     When the app retries the failed message
     """
+    if isinstance(memory, AdaptedMemory):
+        assert attempt.error is not None, "no failed write"
+        assert attempt.messages, "the failed write sent no message"
+        memory.add_messages(session_id, attempt.messages)
+        return
     assert isinstance(attempt.error, WriteOutcomeUnknownError), (
         f"no failed write: {attempt.error!r}"
     )
@@ -232,6 +248,7 @@ def app_retries(memory: MemoryService, session_id: str, attempt: Attempt) -> Non
     ),
     target_fixture="evalsha_calls",
 )
+@requires("server_faults")
 def user_says_while_frozen(
     memory: MemoryService,
     session_id: str,
@@ -268,6 +285,7 @@ def _evalsha_calls(server: ThrowawayServer) -> int:
 
 
 @then("the server received that message more than once")
+@requires("server_faults")
 def server_received_more_than_once(evalsha_calls: int) -> None:
     """The server ran the write more than once (the client's resends reached it).
 
@@ -281,30 +299,38 @@ def server_received_more_than_once(evalsha_calls: int) -> None:
         "the user was told within {seconds:d} seconds that the message may not have been stored"
     )
 )
-def told_outcome_unknown(attempt: Attempt, seconds: int) -> None:
+def told_outcome_unknown(memory: MemoryService, attempt: Attempt, seconds: int) -> None:
     """The failed write said, in time, that it may or may not have been stored.
+
+    A store not ours fails with its own error, which says nothing more.
 
     Then the user was told within 2 seconds that the message may not have been stored
     """
-    _told_outcome_unknown(attempt, seconds)
+    _told_outcome_unknown(memory, attempt, seconds)
 
 
-def _told_outcome_unknown(attempt: Attempt, seconds: int) -> None:
-    assert isinstance(attempt.error, WriteOutcomeUnknownError), f"got {attempt.error!r}"
-    assert attempt.error.may_have_written, str(attempt.error)
-    assert attempt.seconds <= seconds, f"the error took {attempt.seconds:.1f} seconds"
+def _told_outcome_unknown(memory: MemoryService, attempt: Attempt, seconds: int) -> None:
+    error = _told_in_time(memory, attempt, seconds)
+    if not isinstance(memory, AdaptedMemory):
+        assert isinstance(error, WriteOutcomeUnknownError), f"got {error!r}"
+        assert error.may_have_written, str(error)
 
 
 @then(parsers.parse('the message is refused by the server with the reason "{reason}"'))
-def refused_by_server(attempt: Attempt, reason: str) -> None:
+def refused_by_server(memory: MemoryService, attempt: Attempt, reason: str) -> None:
     """Redis refused the write, and the error says nothing was written.
+
+    A store not ours fails with its own error; what it stored, the next step shows.
 
     Then the message is refused by the server with the reason "out of memory"
     """
     assert attempt.made, "no step tried to send a message"
-    assert isinstance(attempt.error, StorageError), f"not a storage error: {attempt.error!r}"
-    assert not attempt.error.may_have_written, f"may have written: {attempt.error}"
-    assert reason in str(attempt.error)
+    assert attempt.error is not None, "the message was stored as if nothing were wrong"
+    if not isinstance(memory, AdaptedMemory):
+        error = attempt.error
+        assert isinstance(error, StorageError), f"not a storage error: {error!r}"
+        assert not error.may_have_written, f"may have written: {error}"
+        assert reason in str(error)
 
 
 def _acl_user(server: ThrowawayServer, namespace: str, without: str | None) -> ClientRecipe:
@@ -321,6 +347,7 @@ def _acl_user(server: ThrowawayServer, namespace: str, without: str | None) -> C
     "the memory runs as a Redis user allowed only what the README lists",
     target_fixture="client_recipe",
 )
+@requires("server_faults")
 def memory_as_least_privileged_user(fault_server: ThrowawayServer, namespace: str) -> ClientRecipe:
     """The memory logs in as a user made with exactly the README's ACL SETUSER rules.
 
@@ -335,6 +362,7 @@ def memory_as_least_privileged_user(fault_server: ThrowawayServer, namespace: st
     ),
     target_fixture="client_recipe",
 )
+@requires("server_faults")
 def memory_as_user_without(
     fault_server: ThrowawayServer, namespace: str, command: str
 ) -> ClientRecipe:
@@ -350,6 +378,7 @@ def memory_as_user_without(
         "the session already holds {count:d} messages, stored by a user with every permission"
     )
 )
+@requires("server_faults")
 def session_already_holds(
     fault_server: ThrowawayServer,
     memory_settings: MemorySettings,
@@ -374,6 +403,7 @@ def session_already_holds(
 
 
 @when(parsers.parse('the app sends a message in the namespace "{other}"'))
+@requires("server_faults")
 def app_sends_in_namespace(
     services: Services, session_id: str, attempt: Attempt, other: str
 ) -> None:

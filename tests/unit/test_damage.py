@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import fakeredis
 import pytest
 
@@ -21,7 +23,7 @@ KEY = b"chat:session:alice"
 
 
 def _store(client: fakeredis.FakeRedis, kind: str) -> None:
-    writers = {
+    writers: dict[str, Callable[[], object]] = {
         "string": lambda: client.set(KEY, ENTRY),
         "list": lambda: client.rpush(KEY, b"first", ENTRY, b"last"),
         "hash": lambda: client.hset(KEY, mapping={b"m-0": b"first", b"m-1": ENTRY}),

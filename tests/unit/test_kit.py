@@ -474,6 +474,48 @@ def test_a_capability_the_store_declares_but_breaks_fails_the_kit(
     result.stdout.fnmatch_lines([f"FAILED {failing}::*"])
 
 
+SWALLOWED = {  # a store that hides the server's failure: the edit, and the scenario that fails
+    "a write": (
+        "            write.execute()",
+        "            try:\n"
+        "                write.execute()\n"
+        "            except Exception:\n"
+        "                pass",
+        "test_a_message_sent_while_the_server_is_down_is_reported_in_time*",
+    ),
+    "a read": (
+        "        entries = self.redis.lrange(self.prefix + session_id, 0, -1)",
+        "        try:\n"
+        "            entries = self.redis.lrange(self.prefix + session_id, 0, -1)\n"
+        "        except Exception:\n"
+        "            entries = []",
+        "test_reading_while_the_server_is_down_fails_in_time*",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SWALLOWED))
+def test_a_store_that_hides_a_server_failure_fails_the_kit(
+    pytester: pytest.Pytester, name: str
+) -> None:
+    """The server-fault scenarios run through the protocol: a failure hidden from the app fails."""
+    if shutil.which("redis-server") is None:
+        if os.environ.get("CHAT_MEMORY_REQUIRE_REDIS"):
+            pytest.fail("CHAT_MEMORY_REQUIRE_REDIS is set but redis-server is not installed")
+        pytest.skip("redis-server is not installed (Debian: apt-get install redis-server)")
+    old, new, failing = SWALLOWED[name]
+    assert old in ACME_ADAPTER
+    (pytester.path / "acme_adapter.py").write_text(ACME_ADAPTER.replace(old, new), "utf-8")
+    basetemp = tempfile.mkdtemp(prefix="kit-")  # short: a throwaway server's socket path
+    result = pytester.runpytest_subprocess(
+        "--chat-memory-suite", "--memory-adapter", "acme_adapter:make_memory", "-p", "no:randomly",
+        "--redis-server", "-k", "server_faults", "--basetemp", f"{basetemp}/t",
+    )  # fmt: skip
+    shutil.rmtree(basetemp, ignore_errors=True)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result.stdout.fnmatch_lines([f"FAILED production/server_faults.feature::{failing}"])
+
+
 @pytest.mark.parametrize(
     ("stated", "kept", "passes"),
     [(None, 500_000, False), (4096, 4096, True), (4096, 3000, False)],
