@@ -92,7 +92,14 @@ ROWS = (
     Row("Who wrote each message (names)", _needing("names")),
     Row("Unicode and odd text", _in("memory/message_content.feature")),
     Row("Isolation of sessions", _in("memory/session_isolation.feature")),
-    Row("Corrupt entries", _in("storage/corrupt_entries.feature")),
+    Row("Damaged data (corrupt entries)", _in("storage/corrupt_entries.feature")),
+    Row(
+        "A failing server (down, full, restarted, TLS)",
+        lambda path, scenario: (
+            _in("production/server_faults.feature")(path, scenario)
+            or _in("production/encrypted_connections.feature")(path, scenario)
+        ),
+    ),
 )
 
 
@@ -200,6 +207,9 @@ def render(runs: dict[str, dict[str, Any]], not_run: dict[str, str], command: st
         )
         + " |"
     )
+    lines.append(
+        "| **Share of the suite it runs** | " + " | ".join(_share(t) for t in totals) + " |"
+    )
     lines += ["", "## What failed", ""]
     for store in stores:
         failed = [(p, s) for p, s in scenarios[store] if s["status"] == "failed"]
@@ -216,6 +226,13 @@ def render(runs: dict[str, dict[str, Any]], not_run: dict[str, str], command: st
     lines += [f"- {store}: {runs[store]['api'].split(' (the memory')[0]}" for store in stores]
     lines += [f"- {name} {version}" for name, version in _versions().items()]
     return "\n".join(lines) + "\n"
+
+
+def _share(totals: dict[str, int]) -> str:
+    """How much of the suite a store runs: the scenarios that passed or failed, of all."""
+    ran = totals["passed"] + totals["failed"]
+    every = ran + totals["not supported"] + totals.get("skipped", 0)
+    return f"{ran} of {every} ({100 * ran / every:.0f}%)" if every else "none"
 
 
 def _step_error(scenario: Scenario) -> str:

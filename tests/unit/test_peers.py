@@ -68,7 +68,21 @@ def test_the_report_has_a_line_per_guarantee_and_names_each_failure() -> None:
         ],
     }
     text = render({"store": results}, {"other": "needs Redis Stack"}, "python -m x")
-    assert text.count("\n| ") == len(ROWS) + 3  # header, separator, the rows, every scenario
+    assert text.count("\n| ") == len(ROWS) + 4  # header, separator, rows, totals, share
+    assert "| **Share of the suite it runs** | 2 of 2 (100%) |" in text
     assert "| Remembering, in order | ❌ 1 of 2 failed |" in text
     assert "- S (`chat-memory/features/memory/remembering.feature:9`): AssertionError: lost" in text
     assert "- **other**: needs Redis Stack" in text
+
+
+def test_chat_memory_fails_nothing_through_any_adapter_of_its_own_in_the_published_table() -> None:
+    """docs/peers.md as committed: a failure of chat-memory itself is a defect, not a peer's row."""
+    from pathlib import Path
+
+    from chat_memory_suite.peers import STORES
+
+    text = (Path(__file__).parents[2] / "docs" / "peers.md").read_text(encoding="utf-8")
+    ours = [store for store in STORES if store.startswith("chat-memory")]
+    assert len(ours) == 4
+    for store in ours:
+        assert f"\n**{store}**: nothing.\n" in text, f"{store} failed scenarios in docs/peers.md"

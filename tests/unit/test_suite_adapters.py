@@ -40,13 +40,26 @@ async def test_a_reply_and_its_calls_come_back_as_one_message(
     said = [
         Message("user", "Oslo?"),
         Message("assistant", "Let me look.", id=message_id, tool_calls=(WEATHER, CLOCK)),
-        Message("tool", "3°C", tool_call_id="call-1", name="weather"),
-        Message("tool", "14:05", tool_call_id="call-2", name="clock"),
+        Message("tool", "3°C", tool_call_id="call-1"),
+        Message("tool", "14:05", tool_call_id="call-2"),
         Message("assistant", "3°C at 14:05."),
     ]
     await memory.add_messages("ada", said)
 
     assert await memory.get_messages("ada") == said
+
+
+async def test_a_tool_result_comes_back_without_a_name_it_was_not_given(
+    memory: AgentsSessionMemory,
+) -> None:
+    """The SDK's output item keeps no name: none is made up from the call's (issue 26 peers)."""
+    said = [
+        Message("assistant", "Let me look that up.", id="r1", tool_calls=(WEATHER,)),
+        Message("tool", "3°C", tool_call_id="call-1"),
+    ]
+    await memory.add_messages("ada", said)
+
+    assert [m.name for m in await memory.get_messages("ada")] == [None, None]
 
 
 async def test_a_reply_and_a_later_call_of_its_own_stay_two_messages(

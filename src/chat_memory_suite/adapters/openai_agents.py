@@ -78,7 +78,6 @@ def _messages(items: Sequence[Any]) -> list[tuple[Message, int]]:
     told apart from a later reply of calls only by the ids ``_items`` gave
     them: without ids, the two read back as one message.
     """
-    names: dict[str, str] = {}
     messages: list[tuple[Message, int]] = []
     open_reply: str | None = None  # the id of the reply the next function call may join
     replying = False
@@ -86,7 +85,6 @@ def _messages(items: Sequence[Any]) -> list[tuple[Message, int]]:
         kind = item.get("type", "message")
         if kind == _CALL:
             call = ToolCall(id=item["call_id"], name=item["name"], arguments=item["arguments"])
-            names[call.id] = call.name
             owner = _owner(item)
             if replying and owner == open_reply:
                 last, count = messages[-1]
@@ -96,13 +94,10 @@ def _messages(items: Sequence[Any]) -> list[tuple[Message, int]]:
                 open_reply, replying = owner, True
             continue
         if kind == _OUTPUT:
-            call_id = item["call_id"]
+            # An output item keeps no name of its own (the SDK has no names: the store
+            # lacks the capability), so none is made up from its call.
             message = Message(
-                "tool",
-                item["output"],
-                id=item.get("id"),
-                tool_call_id=call_id,
-                name=names.get(call_id),
+                "tool", item["output"], id=item.get("id"), tool_call_id=item["call_id"]
             )
         else:
             message = Message(item["role"], item["content"], id=item.get("id"))
