@@ -382,7 +382,7 @@ def app_resends_as_chat(
 
 
 @when(parsers.parse('the app sends message "{message_id}" saying "{text}"'))
-@requires("message_ids", "typed_errors")
+@requires("message_ids")
 def app_sends_with_id(
     memory: MemoryService, session_id: str, attempt: Attempt, message_id: str, text: str
 ) -> None:
@@ -390,7 +390,26 @@ def app_sends_with_id(
 
     When the app sends message "m-1" saying "Cancel my booking."
     """
-    attempt.make(lambda: memory.add_message(session_id, "user", text, message_id=message_id))
+    attempt.make(
+        lambda: memory.add_message(session_id, "user", text, message_id=message_id),
+        memory=memory,
+    )
+
+
+@then("the message is refused as another message under a stored id")
+@requires("message_ids")
+def refused_as_id_conflict(memory: MemoryService, attempt: Attempt) -> None:
+    """An id stands for one message: other content under it is refused, not stored or dropped.
+
+    chat-memory refuses it with a MessageIdConflictError; a store not ours, with its own error.
+
+    Then the message is refused as another message under a stored id
+    """
+    assert attempt.made, "no step tried to send a message"
+    assert attempt.error is not None, "the message was taken as if it were a retry or new"
+    if not isinstance(memory, AdaptedMemory):
+        assert isinstance(attempt.error, MessageIdConflictError), f"got {attempt.error!r}"
+        assert "already stored with other content" in str(attempt.error), str(attempt.error)
 
 
 @when(parsers.parse('the app sends a message with the role "{role}"'))

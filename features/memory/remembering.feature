@@ -76,7 +76,7 @@ Feature: Remembering a session
       Given a new session "alice"
       And the user sent message "m-1" saying "Book a table for two."
       When the app sends message "m-1" saying "Cancel my booking."
-      Then the message is refused with the reason "already stored with other content"
+      Then the message is refused as another message under a stored id
       And the context is:
         | role | content               |
         | user | Book a table for two. |

@@ -557,6 +557,7 @@ def test_a_store_is_sent_a_message_as_large_as_it_states(
 
 OUR_STORE_BROKEN = """
 import dataclasses
+from chat_memory.exceptions import MessageIdConflictError
 import math
 from datetime import timedelta
 
@@ -602,6 +603,17 @@ OUR_BREAKS = {  # a capability chat-memory's own adapter declares, broken: (capa
         KEEP,
         "memory/remembering.feature",
         [],
+    ),
+    "other content under a stored id dropped silently": (
+        "message_ids",
+        "def add_messages(self, session_id, messages):\n"
+        "        try:\n"
+        "            return super().add_messages(session_id, messages)\n"
+        "        except MessageIdConflictError:\n"
+        "            return list(messages)",
+        KEEP,
+        "memory/remembering.feature",
+        ["-k", "another_message_under_a_stored_id"],
     ),
     "timestamps dropped": (
         "timestamps",
