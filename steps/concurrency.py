@@ -8,6 +8,7 @@ Usage::
     When 8 writers each send 500 messages to a session of their own at once
     Then every writer's session holds its 500 messages in order
     Given the session's slot is being migrated to another node
+    Given the session's slot is being migrated to another node, with only its history moved there
 
 Each writer has its own client (a worker of its own) and sends "w<writer>:<n>".
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,12 +29,13 @@ import redis
 from pytest_bdd import given, parsers, then, when
 
 from chat_memory import AsyncMemoryService, MemoryService, Message, WriteOutcomeUnknownError
-from chat_memory_suite.adapter import requires
+from chat_memory_suite.adapter import AdaptedMemory, requires
 from chat_memory_suite.apis import Services
 from chat_memory_suite.backends import ClientRecipe, RedisClient
 from chat_memory_suite.servers import move_slot, start_migrating, throwaway_cluster
 
 from .sessions import MemorySettings
+from .storage import session_keys
 
 RESENDS = 5
 _NUMBERED = re.compile(r"w(\d+):(\d+)")
@@ -313,7 +316,6 @@ def own_cluster(tmp_path: Path) -> Iterator[str]:
 
 
 @given("the memory runs on a cluster of its own", target_fixture="client_recipe")
-@requires("client_settings")
 def memory_on_own_cluster(own_cluster: str) -> ClientRecipe:
     """The memory talks to a throwaway 3-master cluster that the scenario may reshard.
 
@@ -322,15 +324,37 @@ def memory_on_own_cluster(own_cluster: str) -> ClientRecipe:
     return ClientRecipe("cluster", own_cluster)
 
 
+def _session_slot_key(
+    redis_client: RedisClient, memory: MemoryService, namespace: str, session_id: str
+) -> str:
+    """A key in the session's hash slot, whether or not the session holds anything yet.
+
+    For chat-memory, its history key. Another store names its keys itself: for a session
+    it has not stored yet, one message is stored and forgotten again to find them.
+    """
+    if not isinstance(memory, AdaptedMemory):
+        return memory.keys.history(session_id)
+    keys = session_keys(redis_client, memory, namespace, session_id)
+    if not keys:
+        memory.add_message(session_id, "user", "which slot?")
+        keys = session_keys(redis_client, memory, namespace, session_id)
+        memory.clear(session_id)
+    assert keys, f"the memory stored session {session_id!r} under no key of the scenario"
+    return keys[0]
+
+
 @given(
     parsers.re(
         r"the session's slot is being migrated to another node"
-        r"(?P<moved>, with (?:its keys|only its history) moved there)?"
+        r"(?P<moved>, with its keys moved there)?$"
     )
 )
-@requires("client_settings")
 def slot_being_migrated(
-    redis_client: RedisClient, memory: MemoryService, session_id: str, moved: str | None
+    redis_client: RedisClient,
+    memory: MemoryService,
+    namespace: str,
+    session_id: str,
+    moved: str | None,
 ) -> None:
     """The session's hash slot is half-way to another node (importing there, migrating here).
 
@@ -338,13 +362,27 @@ def slot_being_migrated(
 
     Given the session's slot is being migrated to another node
     Given the session's slot is being migrated to another node, with its keys moved there
+    """
+    assert isinstance(redis_client, redis.RedisCluster), "this step needs a Redis Cluster"
+    key = _session_slot_key(redis_client, memory, namespace, session_id)
+    slot = redis_client.keyslot(key)
+    keys = [k for k in session_keys(redis_client, memory, namespace, session_id)
+            if redis_client.keyslot(k) == slot]  # fmt: skip
+    start_migrating(redis_client, key, moved=keys if moved else [])
+
+
+@given("the session's slot is being migrated to another node, with only its history moved there")
+@requires("storage_contract")
+def slot_being_migrated_split(
+    redis_client: RedisClient, memory: MemoryService, session_id: str
+) -> None:
+    """The session's keys are split between the two nodes: its history moved, the rest not.
+
     Given the session's slot is being migrated to another node, with only its history moved there
     """
     assert isinstance(redis_client, redis.RedisCluster), "this step needs a Redis Cluster"
     history = memory.keys.history(session_id)
-    keys = [key for key in memory.keys.all(session_id) if redis_client.exists(key)]
-    to_move = [] if not moved else [history] if "only its history" in moved else keys
-    start_migrating(redis_client, history, moved=to_move)
+    start_migrating(redis_client, history, moved=[history])
 
 
 @when(
@@ -353,7 +391,6 @@ def slot_being_migrated(
         " while its hash slot moves to another node"
     )
 )
-@requires("client_settings")
 def writers_while_slot_moves(
     redis_client: RedisClient,
     services: Services,
@@ -373,13 +410,16 @@ def writers_while_slot_moves(
     """
     assert isinstance(redis_client, redis.RedisCluster), "this step needs a Redis Cluster"
     crowd.writers, crowd.per_writer, crowd.sessions = writers, count, [session_id] * writers
-    key = memory.keys.history(session_id)
     moved = threading.Event()
 
     def move_once_under_way() -> None:
-        if not moved.is_set() and redis_client.llen(key) >= writers * count // 4:
-            move_slot(redis_client, key)
+        if moved.is_set():
+            return
+        if len(memory.get_messages(session_id)) >= writers * count // 4:
+            move_slot(redis_client, _session_slot_key(redis_client, memory, namespace, session_id))
             moved.set()
+        else:
+            time.sleep(0.01)
 
     _run_writers(services, client_recipe, memory_api, memory_settings, namespace, crowd,
                  during=move_once_under_way)  # fmt: skip

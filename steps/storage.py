@@ -45,7 +45,7 @@ from pytest_bdd import given, parsers, then, when
 
 from chat_memory import DEFAULT_NAMESPACE, MemoryService, Message, WrongKeyTypeError
 from chat_memory._codec import encode_for_storage
-from chat_memory_suite.adapter import requires
+from chat_memory_suite.adapter import AdaptedMemory, requires
 from chat_memory_suite.backends import RedisClient, scenario_keys
 from chat_memory_suite.damage import (
     StoredValue,
@@ -435,17 +435,35 @@ def nothing_is_stored(redis_client: RedisClient, namespace: str) -> None:
     assert scenario_keys(redis_client, namespace) == []
 
 
+def session_keys(
+    redis_client: RedisClient, memory: MemoryService, namespace: str, session_id: str
+) -> list[str]:
+    """The keys the session is stored under now: chat-memory's by name, another store's found.
+
+    Another store's are the scenario's keys that hold the session id in their name (all
+    of the scenario's keys if none does).
+    """
+    if not isinstance(memory, AdaptedMemory):
+        return [key for key in memory.keys.all(session_id) if redis_client.exists(key)]
+    found = [_text(key) for key in scenario_keys(redis_client, namespace)]
+    return [key for key in found if session_id in key] or found
+
+
 @then("those sessions are stored on every node of the cluster")
+@requires()  # any store: its keys are found by the session's id
 def sessions_on_every_node(
-    redis_client: RedisClient, memory: MemoryService, crowd_sessions: list[str]
+    redis_client: RedisClient, memory: MemoryService, namespace: str, crowd_sessions: list[str]
 ) -> None:
     """The sessions' keys are spread over several hash slots and every primary node.
 
     Then those sessions are stored on every node of the cluster
     """
     assert isinstance(redis_client, redis.RedisCluster), "this step needs a Redis Cluster"
-    keys = [memory.keys.history(session) for session in crowd_sessions]
-    assert all(redis_client.exists(key) for key in keys)
+    keys = [
+        key for session in crowd_sessions
+        for key in session_keys(redis_client, memory, namespace, session)[:1]
+    ]  # fmt: skip
+    assert len(keys) == len(crowd_sessions), "a session is stored under no key"
     slots = {redis_client.keyslot(key) for key in keys}
     nodes = {redis_client.get_node_from_key(key).name for key in keys}
     assert len(slots) > 1
@@ -453,12 +471,16 @@ def sessions_on_every_node(
 
 
 @then("all of the session's keys are in one hash slot")
-def keys_in_one_slot(redis_client: RedisClient, memory: MemoryService, session_id: str) -> None:
+@requires()  # any store: its keys are found by the session's id
+def keys_in_one_slot(
+    redis_client: RedisClient, memory: MemoryService, namespace: str, session_id: str
+) -> None:
     """The server puts every key of the session in the same slot, as one script needs.
 
     Then all of the session's keys are in one hash slot
     """
-    keys = _stored_keys(redis_client, memory, session_id)
+    keys = session_keys(redis_client, memory, namespace, session_id)
+    assert keys, f'session "{session_id}" is stored under no key'
     slots = {int(redis_client.execute_command("CLUSTER KEYSLOT", key)) for key in keys}
     assert len(slots) == 1
 

@@ -516,6 +516,32 @@ def test_a_store_that_hides_a_server_failure_fails_the_kit(
     result.stdout.fnmatch_lines([f"FAILED production/server_faults.feature::{failing}"])
 
 
+def test_a_store_that_keeps_every_session_in_one_hash_slot_fails_on_a_cluster(
+    pytester: pytest.Pytester,
+) -> None:
+    """The cluster scenarios find another store's keys: one hash tag for all sessions fails."""
+    if shutil.which("redis-server") is None:
+        if os.environ.get("CHAT_MEMORY_REQUIRE_REDIS"):
+            pytest.fail("CHAT_MEMORY_REQUIRE_REDIS is set but redis-server is not installed")
+        pytest.skip("redis-server is not installed (Debian: apt-get install redis-server)")
+    one_slot = ACME_ADAPTER.replace(
+        "self.redis, self.prefix, self.limit = config.redis, config.key_prefix, config.max_history",
+        "self.redis, self.limit = config.redis, config.max_history\n"
+        "        self.prefix = config.key_prefix + '{sessions}:'",
+    )
+    assert one_slot != ACME_ADAPTER
+    (pytester.path / "acme_adapter.py").write_text(one_slot, "utf-8")
+    basetemp = tempfile.mkdtemp(prefix="kit-")  # short: a throwaway server's socket path
+    result = pytester.runpytest_subprocess(
+        "--chat-memory-suite", "--memory-adapter", "acme_adapter:make_memory", "-p", "no:randomly",
+        "--redis-cluster", "-k", "many_sessions_are_stored_across_every_node",
+        "--basetemp", f"{basetemp}/t",
+    )  # fmt: skip
+    shutil.rmtree(basetemp, ignore_errors=True)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result.stdout.fnmatch_lines(["FAILED production/cluster.feature::test_many_sessions*"])
+
+
 @pytest.mark.parametrize(
     ("stated", "kept", "passes"),
     [(None, 500_000, False), (4096, 4096, True), (4096, 3000, False)],
