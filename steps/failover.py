@@ -55,6 +55,11 @@ FAILOVER_SECONDS = 30.0
 LOSS_PROPERTY = "acknowledged messages lost"
 
 
+REQUIRES = ("server_faults",)
+"""These scenarios drive chat-memory's own service (its durability setting, its typed
+errors) through a failover, whatever memory the run is under."""
+
+
 @dataclass
 class Writer:
     """One writer's record: what was acknowledged (message number, when) and what failed."""

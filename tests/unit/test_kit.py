@@ -83,6 +83,24 @@ def test_our_scenarios_run_against_a_team_memory(team: pytest.Pytester) -> None:
     assert "(not supported)" not in markdown  # no entry per unsupported scenario
 
 
+def test_the_failover_scenarios_are_not_passed_for_a_store_they_never_drive(
+    team: pytest.Pytester,
+) -> None:
+    """They write through chat-memory's own service (its durability setting): for another
+    store they are "not supported", never a pass of chat-memory's that the store is credited
+    with, as they were before on --redis-sentinel."""
+    result = team.runpytest_subprocess(
+        "--chat-memory-suite", "--memory-adapter", "mymemory:make_memory", "-k", "failover",
+        "-rs", *QUIET,
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()
+    skipped = [line for line in result.stdout.lines if line.startswith("SKIPPED")]
+    assert len(skipped) == 5, result.stdout.str()
+    for line in skipped:
+        assert "not supported by this memory: needs " in line, line
+        assert "server_faults" in line, line
+
+
 def test_a_memory_that_loses_a_message_fails_our_scenarios(team: pytest.Pytester) -> None:
     broken = readme_adapter().replace(
         "for e in self.redis.lrange(self.prefix + session_id, 0, -1)",
