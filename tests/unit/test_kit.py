@@ -101,6 +101,54 @@ def test_the_failover_scenarios_are_not_passed_for_a_store_they_never_drive(
         assert "server_faults" in line, line
 
 
+REFUSES_EVERYTHING = """
+from chat_memory_suite.adapter import STORE_CAPABILITIES, MemoryConfig, adapter
+
+
+class Refuses:
+    def add_messages(self, session_id, messages):
+        raise RuntimeError("this store stores nothing")
+
+    get_messages = clear = ttl = pop_message = add_messages
+
+
+@adapter(capabilities=set(STORE_CAPABILITIES))
+def make_memory(config: MemoryConfig) -> Refuses:
+    return Refuses()
+"""
+REFUSING_PASSES = {  # the only scenarios a store that refuses every call may pass
+    "test_a_server_whose_certificate_another_authority_signed_is_refused",
+    "test_a_server_reached_under_a_name_its_certificate_does_not_carry_is_refused",
+}
+
+
+@pytest.mark.parametrize("backend", [[], ["--redis-server"]], ids=["fakeredis", "redis-server"])
+def test_no_scenario_passes_without_the_store_under_test(
+    pytester: pytest.Pytester, backend: list[str]
+) -> None:
+    """A scenario a store passes is one it ran: with a store that refuses every call, the
+    only passes are the refusals of a server the client cannot verify. A step that wrote
+    through chat-memory's own service instead of the adapter's would pass here."""
+    if backend and shutil.which("redis-server") is None:
+        if os.environ.get("CHAT_MEMORY_REQUIRE_REDIS"):
+            pytest.fail("CHAT_MEMORY_REQUIRE_REDIS is set but redis-server is not installed")
+        pytest.skip("redis-server is not installed (Debian: apt-get install redis-server)")
+    (pytester.path / "refuses.py").write_text(REFUSES_EVERYTHING, encoding="utf-8")
+    basetemp = tempfile.mkdtemp(prefix="kit-")  # short: a throwaway server's socket path
+    result = pytester.runpytest_subprocess(
+        "--chat-memory-suite", "--memory-adapter", "refuses:make_memory", "-p", "no:randomly",
+        "-rA", "--basetemp", f"{basetemp}/t", *backend,
+    )  # fmt: skip
+    shutil.rmtree(basetemp, ignore_errors=True)
+    passed = {
+        line.split("::", 1)[1].split("[", 1)[0]
+        for line in result.stdout.lines
+        if line.startswith("PASSED ")
+    }
+    assert passed <= REFUSING_PASSES, sorted(passed - REFUSING_PASSES)
+    assert result.parseoutcomes()["failed"] > 50
+
+
 def test_a_memory_that_loses_a_message_fails_our_scenarios(team: pytest.Pytester) -> None:
     broken = readme_adapter().replace(
         "for e in self.redis.lrange(self.prefix + session_id, 0, -1)",
