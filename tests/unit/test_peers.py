@@ -68,8 +68,9 @@ def test_the_report_has_a_line_per_guarantee_and_names_each_failure() -> None:
         ],
     }
     text = render({"store": results}, {"other": "needs Redis Stack"}, "python -m x")
-    assert text.count("\n| ") == len(ROWS) + 4  # header, separator, rows, totals, share
+    assert text.count("\n| ") == len(ROWS) + 5  # header, separator, rows, totals, 2 shares
     assert "| **Share of the suite it runs** | 2 of 2 (100%) |" in text
+    assert "| **Share of the scenarios about a store** | 2 of 2 (100%) |" in text
     assert "| Remembering, in order | ❌ 1 of 2 failed |" in text
     assert "- S (`chat-memory/features/memory/remembering.feature:9`): AssertionError: lost" in text
     assert "- **other**: needs Redis Stack" in text
