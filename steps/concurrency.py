@@ -339,6 +339,8 @@ def _session_slot_key(
         memory.add_message(session_id, "user", "which slot?")
         keys = session_keys(redis_client, memory, namespace, session_id)
         memory.clear(session_id)
+        left = session_keys(redis_client, memory, namespace, session_id)
+        assert not left, f"clear() left {left}: the next message would not be the session's first"
     assert keys, f"the memory stored session {session_id!r} under no key of the scenario"
     return keys[0]
 

@@ -59,8 +59,9 @@ class Attempt:
         """Run ``send``, keeping the memory's error instead of raising it, and timing it.
 
         chat-memory's errors are its typed ones; a store under test through an
-        adapter (``memory``) raises its own, so any error of it is kept, but never
-        a failed assertion of the suite's.
+        adapter (``memory``) raises its own, so any error the store itself raised is
+        kept, but never one of the suite's code around it (a failed check, a reply of
+        the wrong type).
         """
         self.made = True
         started = time.monotonic()
@@ -68,14 +69,24 @@ class Attempt:
             send()
         except ChatMemoryError as exc:
             self.error = exc
-        except AssertionError:
-            raise
         except Exception as exc:
-            if not isinstance(memory, AdaptedMemory):
-                raise
+            if not isinstance(memory, AdaptedMemory) or exc is not memory.raised:
+                raise  # a failed check, or the suite's own code failing: never the store's
             self.error = exc
         finally:
             self.seconds = time.monotonic() - started
+
+    def failure(self, memory: MemoryService, typed: type[Exception]) -> Exception:
+        """The error the attempt got: chat-memory's ``typed`` one, or a store's own.
+
+        A store under test through an adapter fails with its own errors, which say
+        no more than that it failed.
+        """
+        assert self.made, "no step tried to use the memory"
+        assert self.error is not None, "the call succeeded, as if nothing were wrong"
+        if not isinstance(memory, AdaptedMemory):
+            assert isinstance(self.error, typed), f"not a {typed.__name__}: {self.error!r}"
+        return self.error
 
 
 @pytest.fixture
@@ -405,11 +416,9 @@ def refused_as_id_conflict(memory: MemoryService, attempt: Attempt) -> None:
 
     Then the message is refused as another message under a stored id
     """
-    assert attempt.made, "no step tried to send a message"
-    assert attempt.error is not None, "the message was taken as if it were a retry or new"
+    error = attempt.failure(memory, MessageIdConflictError)
     if not isinstance(memory, AdaptedMemory):
-        assert isinstance(attempt.error, MessageIdConflictError), f"got {attempt.error!r}"
-        assert "already stored with other content" in str(attempt.error), str(attempt.error)
+        assert "already stored with other content" in str(error), str(error)
 
 
 @when(parsers.parse('the app sends a message with the role "{role}"'))

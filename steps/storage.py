@@ -21,7 +21,7 @@ Usage::
     Given version 0.1 stored message "m-1" saying "Book a table for two."
     Given a broken writer cut off the stored message "My booking reference is K7Q2."
     Given another service overwrote the stored message "My booking reference is K7Q2." with another kind of value
-    Then the message is refused, and the other service's value stays
+    Then the message is refused or stored apart, and the other service's value stays
     Then taking back the newest message fails, and the damaged message stays
 
 The steps about damaged data work on any store (``readable_storage``): they find
@@ -36,6 +36,7 @@ expected key with that namespace in place of ``chat`` (and nothing else).
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Sequence
 
@@ -43,14 +44,22 @@ import pytest
 import redis
 from pytest_bdd import given, parsers, then, when
 
-from chat_memory import DEFAULT_NAMESPACE, MemoryService, Message, WrongKeyTypeError
+from chat_memory import (
+    DEFAULT_NAMESPACE,
+    CorruptEntryError,
+    MemoryService,
+    Message,
+    WrongKeyTypeError,
+)
 from chat_memory._codec import encode_for_storage
 from chat_memory_suite.adapter import AdaptedMemory, requires
 from chat_memory_suite.backends import RedisClient, scenario_keys
 from chat_memory_suite.damage import (
     StoredValue,
+    as_text,
     cut_off,
     holds,
+    left_as_it_was,
     not_utf8,
     overwrite_with_other_kind,
     rewrite,
@@ -71,13 +80,9 @@ def _in_scenario_namespace(key: str, namespace: str) -> str:
     return f"{namespace}:{key.removeprefix(prefix)}"
 
 
-def _text(value: bytes | str) -> str:
-    return value.decode("utf-8") if isinstance(value, bytes) else value
-
-
 def _remembered(redis_client: RedisClient, seen_key: str) -> list[str]:
     """The message ids in the session's hash (its field '' says it holds every entry's)."""
-    return [field for field in map(_text, redis_client.hkeys(seen_key)) if field]
+    return [field for field in map(as_text, redis_client.hkeys(seen_key)) if field]
 
 
 @given("another service stored this entry for the session:")
@@ -294,7 +299,7 @@ def history_is_stored_under(
     """
     expected = _in_scenario_namespace(key, namespace)
     assert memory.keys.history(session_id) == expected
-    assert _text(redis_client.type(expected)) == "list"
+    assert as_text(redis_client.type(expected)) == "list"
 
 
 @then(parsers.parse("stored entry {number:d} of the session is:"))
@@ -307,7 +312,7 @@ def stored_entry_is(
     """
     entry = redis_client.lindex(memory.keys.history(session_id), number - 1)
     assert entry is not None, f"the session has no entry {number}"
-    assert _text(entry) == docstring
+    assert as_text(entry) == docstring
 
 
 @then(parsers.parse('the session remembers the id "{message_id}" under the key "{key}" as:'))
@@ -328,7 +333,7 @@ def id_remembered_as(
     assert memory.keys.seen(session_id) == expected
     stored = redis_client.hget(expected, message_id)
     assert stored is not None, f"the id {message_id!r} is not remembered"
-    assert _text(stored) == docstring
+    assert as_text(stored) == docstring
 
 
 @then(parsers.re(r'the session remembers exactly the ids (?P<ids>"[^"]+"(?:(?:, | and )"[^"]+")*)'))
@@ -345,7 +350,7 @@ def remembers_exactly_ids(
     expected = ids.strip('"').replace('" and "', '", "').split('", "')
     history, ids_key, seen_key, _ = memory.keys.all(session_id)
     if memory.core.keeps_id_list:  # a retry window longer than the history: listed in order
-        listed = [_text(i) for i in redis_client.lrange(ids_key, 0, -1)]
+        listed = [as_text(i) for i in redis_client.lrange(ids_key, 0, -1)]
     else:  # the history is the window: the ids are its entries'
         listed = [json.loads(entry)["id"] for entry in redis_client.lrange(history, 0, -1)]
     assert listed == expected
@@ -396,6 +401,32 @@ def _stored_keys(redis_client: RedisClient, memory: MemoryService, session_id: s
     return keys
 
 
+def session_keys(
+    redis_client: RedisClient, memory: MemoryService, namespace: str, session_id: str
+) -> list[str]:
+    """The keys the session is stored under now: chat-memory's by name, another store's found.
+
+    Another store's are the scenario's keys whose names hold the session id, whole (not
+    as part of a longer id: "user-1" is not in "user-10").
+    """
+    if not isinstance(memory, AdaptedMemory):
+        return [key for key in memory.keys.all(session_id) if redis_client.exists(key)]
+    whole = re.compile(rf"(?<![\w.-]){re.escape(session_id)}(?![\w.-])")
+    found = [as_text(key) for key in scenario_keys(redis_client, namespace)]
+    return [key for key in found if whole.search(key)]
+
+
+def _held_keys(
+    redis_client: RedisClient, memory: MemoryService, namespace: str, session_id: str
+) -> list[str]:
+    """The keys the session is stored under, some at least (chat-memory's history among them)."""
+    if not isinstance(memory, AdaptedMemory):
+        return _stored_keys(redis_client, memory, session_id)
+    keys = session_keys(redis_client, memory, namespace, session_id)
+    assert keys, f'session "{session_id}" is stored under no key that names it'
+    return keys
+
+
 @then(parsers.parse('the key "{key}" holds the hash:'))
 @reads_table("field", "value")
 def key_holds_hash(
@@ -406,7 +437,7 @@ def key_holds_hash(
     Then the key "chat:session:{alice}:meta" holds the hash:
     """
     stored = redis_client.hgetall(_in_scenario_namespace(key, namespace))
-    actual = {_text(field): _text(value) for field, value in stored.items()}
+    actual = {as_text(field): as_text(value) for field, value in stored.items()}
     assert actual == {r["field"]: r["value"] for r in rows(datatable, ("field", "value"))}
 
 
@@ -422,7 +453,7 @@ def key_holds_sorted_set(
     stored: list[tuple[bytes, float]] = redis_client.zrange(  # type: ignore[assignment]
         _in_scenario_namespace(key, namespace), 0, -1, withscores=True
     )
-    actual = [{"member": _text(member), "score": f"{score:.0f}"} for member, score in stored]
+    actual = [{"member": as_text(member), "score": f"{score:.0f}"} for member, score in stored]
     assert actual == rows(datatable, ("member", "score"))
 
 
@@ -435,20 +466,6 @@ def nothing_is_stored(redis_client: RedisClient, namespace: str) -> None:
     assert scenario_keys(redis_client, namespace) == []
 
 
-def session_keys(
-    redis_client: RedisClient, memory: MemoryService, namespace: str, session_id: str
-) -> list[str]:
-    """The keys the session is stored under now: chat-memory's by name, another store's found.
-
-    Another store's are the scenario's keys that hold the session id in their name (all
-    of the scenario's keys if none does).
-    """
-    if not isinstance(memory, AdaptedMemory):
-        return [key for key in memory.keys.all(session_id) if redis_client.exists(key)]
-    found = [_text(key) for key in scenario_keys(redis_client, namespace)]
-    return [key for key in found if session_id in key] or found
-
-
 @then("those sessions are stored on every node of the cluster")
 @requires()  # any store: its keys are found by the session's id
 def sessions_on_every_node(
@@ -459,11 +476,7 @@ def sessions_on_every_node(
     Then those sessions are stored on every node of the cluster
     """
     assert isinstance(redis_client, redis.RedisCluster), "this step needs a Redis Cluster"
-    keys = [
-        key for session in crowd_sessions
-        for key in session_keys(redis_client, memory, namespace, session)[:1]
-    ]  # fmt: skip
-    assert len(keys) == len(crowd_sessions), "a session is stored under no key"
+    keys = [_held_keys(redis_client, memory, namespace, session)[0] for session in crowd_sessions]
     slots = {redis_client.keyslot(key) for key in keys}
     nodes = {redis_client.get_node_from_key(key).name for key in keys}
     assert len(slots) > 1
@@ -479,8 +492,7 @@ def keys_in_one_slot(
 
     Then all of the session's keys are in one hash slot
     """
-    keys = session_keys(redis_client, memory, namespace, session_id)
-    assert keys, f'session "{session_id}" is stored under no key'
+    keys = _held_keys(redis_client, memory, namespace, session_id)
     slots = {int(redis_client.execute_command("CLUSTER KEYSLOT", key)) for key in keys}
     assert len(slots) == 1
 
@@ -540,19 +552,30 @@ def another_service_overwrote(
     damaged += [overwrite_with_other_kind(redis_client, key) for key in sorted(keys)]
 
 
-@then("the message is refused, and the other service's value stays")
+@then("the message is refused or stored apart, and the other service's value stays")
 @requires("readable_storage")
-def refused_and_other_value_stays(
-    redis_client: RedisClient, attempt: Attempt, damaged: list[StoredValue]
+def refused_or_apart_and_other_value_stays(
+    redis_client: RedisClient,
+    memory: MemoryService,
+    namespace: str,
+    attempt: Attempt,
+    damaged: list[StoredValue],
 ) -> None:
-    """The write failed (the store's own error, or chat-memory's typed one), overwriting nothing.
+    """The other service's value is still there, and still never expires; the message is not lost.
 
-    Then the message is refused, and the other service's value stays
+    chat-memory refuses the message, naming the key (WrongKeyTypeError). Another store
+    refuses it with its own error, or, keeping messages under keys of their own, stores
+    it apart: its text is then under one of the scenario's keys.
+
+    Then the message is refused or stored apart, and the other service's value stays
     """
-    assert attempt.made, "no step tried to send a message"
-    assert attempt.error is not None, "the message was stored as if nothing were wrong"
-    gone = [value for value in damaged if not holds(redis_client, value)]
-    assert not gone, f"the other service's values were overwritten: {gone}"
+    changed = [value for value in damaged if not left_as_it_was(redis_client, value)]
+    assert not changed, f"the other service's values were overwritten or set to expire: {changed}"
+    if attempt.error is None and isinstance(memory, AdaptedMemory):
+        for message in attempt.messages:  # neither refused nor kept would be a silent loss
+            values_holding(redis_client, namespace, message.content or "")
+        return
+    attempt.failure(memory, WrongKeyTypeError)
 
 
 @then("taking back the newest message fails, and the damaged message stays")
@@ -569,6 +592,6 @@ def taking_back_damaged_fails(
     """
     attempt = Attempt()
     attempt.make(lambda: memory.pop_message(session_id), memory=memory)
-    assert attempt.error is not None, "the damaged message was taken back as if it were whole"
+    attempt.failure(memory, CorruptEntryError)
     gone = [value for value in damaged if not holds(redis_client, value)]
     assert not gone, f"taking back removed the damaged message unread: {gone}"

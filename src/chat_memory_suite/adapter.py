@@ -37,7 +37,7 @@ import inspect
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, Protocol, TypeVar
 
 from redis import Redis, RedisCluster
 from redis.asyncio import Redis as AsyncRedis
@@ -204,6 +204,8 @@ class AdaptedMemory:
         """The history limit the scenario set, which steps about the limit compare with."""
         self.largest_content = largest
         """The largest message content, in UTF-8 bytes, the memory states it takes."""
+        self.raised: BaseException | None = None
+        """The last exception the memory itself raised (not the suite's code around it)."""
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def _done(self, result: Any) -> Any:
@@ -212,6 +214,14 @@ class AdaptedMemory:
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
         return self._loop.run_until_complete(result)
+
+    def _call(self, method: Callable[..., Any], *args: Any) -> Any:
+        """Call a method of the memory (awaited if async), noting an exception it raises."""
+        try:
+            return self._done(method(*args))
+        except Exception as exc:
+            self.raised = exc
+            raise
 
     def add_message(
         self,
@@ -247,7 +257,7 @@ class AdaptedMemory:
         returns), else as sent.
         """
         batch = [m if isinstance(m, Message) else message_from_chat(m) for m in messages]
-        stored = self._done(self.memory.add_messages(session_id, batch))
+        stored = self._call(self.memory.add_messages, session_id, batch)
         as_stored = isinstance(stored, list) and len(stored) == len(batch)
         if as_stored and all(isinstance(message, Message) for message in stored):
             return list(stored)
@@ -255,7 +265,12 @@ class AdaptedMemory:
 
     def get_messages(self, session_id: str) -> list[Message]:
         """The session's messages, oldest first, as the memory would give them to a model."""
-        return list(self._done(self.memory.get_messages(session_id)))
+        found = self._call(self.memory.get_messages, session_id)
+        if not isinstance(found, Sequence) or not all(isinstance(m, Message) for m in found):
+            raise AssertionError(
+                f"get_messages returned {found!r}, not a list of chat_memory.Message"
+            )
+        return list(found)
 
     def get_context(self, session_id: str) -> list[dict[str, Any]]:
         """The session in the chat-completions shape, as a model would be given it."""
@@ -263,21 +278,26 @@ class AdaptedMemory:
 
     def clear(self, session_id: str) -> None:
         """Forget the session."""
-        self._done(self.memory.clear(session_id))
+        self._call(self.memory.clear, session_id)
 
     def pop_message(self, session_id: str) -> Message | None:
         """Take back the newest message (the ``pop_message`` capability)."""
         pop = getattr(self.memory, "pop_message", None)
         if pop is None:
             raise AssertionError("the memory declares pop_message but has no pop_message()")
-        return cast("Message | None", self._done(pop(session_id)))
+        taken = self._call(pop, session_id)
+        if taken is not None and not isinstance(taken, Message):
+            raise AssertionError(f"pop_message returned {taken!r}, not a Message or None")
+        return taken
 
     def ttl(self, session_id: str) -> float | None:
         """The seconds left before the session expires (the ``ttl`` capability)."""
         ttl = getattr(self.memory, "ttl", None)
         if ttl is None:
             raise AssertionError("the memory declares the ttl capability but has no ttl()")
-        left = self._done(ttl(session_id))
+        left = self._call(ttl, session_id)
+        if left is not None and (isinstance(left, bool) or not isinstance(left, int | float)):
+            raise AssertionError(f"ttl returned {left!r}, not a number of seconds or None")
         return None if left is None else float(left)
 
     def close(self) -> None:

@@ -20,14 +20,20 @@ from .backends import RedisClient, scenario_keys
 
 __all__ = [
     "OTHER_SERVICES_VALUE",
+    "READABLE_KINDS",
     "StoredValue",
+    "as_text",
     "cut_off",
     "holds",
+    "left_as_it_was",
     "not_utf8",
     "overwrite_with_other_kind",
     "rewrite",
     "values_holding",
 ]
+
+READABLE_KINDS = ("string", "list", "hash", "set", "zset")
+"""The Redis types the suite reads and rewrites a message in."""
 
 OTHER_SERVICES_VALUE = b"another service's value"
 """What another service writes over a store's key (as a string, or a hash's only field)."""
@@ -45,7 +51,8 @@ class StoredValue:
     """Where it is: a list's index, a hash's field, a sorted set's score; None otherwise."""
 
 
-def _text(reply: object) -> str:
+def as_text(reply: object) -> str:
+    """A reply of Redis as text (bytes from the suite's clients, text from a decoding one)."""
     return reply.decode() if isinstance(reply, bytes) else str(reply)
 
 
@@ -81,15 +88,19 @@ def _values(client: RedisClient, key: bytes, kind: str) -> Iterator[StoredValue]
 def values_holding(client: RedisClient, namespace: str, text: str) -> list[StoredValue]:
     """Every value under the scenario's keys whose bytes hold ``text`` (as UTF-8)."""
     wanted = text.encode("utf-8")
-    found = [
-        value
-        for key in scenario_keys(client, namespace)
-        for value in _values(client, key, _text(client.type(key)))
-        if wanted in value.value
-    ]
+    found: list[StoredValue] = []
+    other_kinds: list[str] = []
+    for key in scenario_keys(client, namespace):
+        kind = as_text(client.type(key))
+        if kind not in READABLE_KINDS:
+            other_kinds.append(f"{key!r} ({kind})")
+            continue
+        found += [value for value in _values(client, key, kind) if wanted in value.value]
     assert found, (
         f"no value under the scenario's keys holds the text {text!r}: a store that declares"
-        " readable_storage keeps each message's text as it is (not compressed or encrypted)"
+        " readable_storage keeps each message's text as it is (not compressed or encrypted),"
+        f" in a {', '.join(READABLE_KINDS)}"
+        + (f"; not read: {', '.join(other_kinds)}" if other_kinds else "")
     )
     return found
 
@@ -126,8 +137,11 @@ def rewrite(client: RedisClient, stored: StoredValue, new: bytes) -> StoredValue
 
 
 def overwrite_with_other_kind(client: RedisClient, key: bytes) -> StoredValue:
-    """Replace the key with a value of another type: a hash where a string was, else a string."""
-    if _text(client.type(key)) == "string":
+    """Replace the key with a value of another type, which never expires.
+
+    A hash where a string was, else a string.
+    """
+    if as_text(client.type(key)) == "string":
         with client.pipeline() as replace:
             replace.delete(key)
             replace.hset(key, b"owner", OTHER_SERVICES_VALUE)
@@ -139,6 +153,11 @@ def overwrite_with_other_kind(client: RedisClient, key: bytes) -> StoredValue:
 
 def holds(client: RedisClient, stored: StoredValue) -> bool:
     """Whether the key still holds that value, of that type."""
-    if _text(client.type(stored.key)) != stored.kind:
+    if as_text(client.type(stored.key)) != stored.kind:
         return False
     return stored in set(_values(client, stored.key, stored.kind))
+
+
+def left_as_it_was(client: RedisClient, other: StoredValue) -> bool:
+    """Whether another service's value (which never expires) is still there, never to expire."""
+    return holds(client, other) and int(client.pttl(other.key)) == -1

@@ -242,7 +242,11 @@ def lacking(reason: str) -> list[str]:
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    """With an adapter: what was tested and what failed, then one line per missing capability."""
+    """With an adapter: what was tested and what failed, then what was not run and why.
+
+    One line per capability the memory lacks, then one per reason the run's backend or
+    setup could not run a scenario (a real server, a cluster, ...).
+    """
     if memory_factory(config) is None:
         return
     from .adapter import CAPABILITIES
@@ -251,10 +255,14 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     passed = len([r for r in stats.get("passed", []) if r.when == "call"])
     failed = len({r.nodeid for r in stats.get("failed", []) + stats.get("error", [])})
     missing: dict[str, int] = {}
+    elsewhere: dict[str, int] = {}  # skipped for the run's backend or setup, not the memory
     for report in stats.get("skipped", []):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         for capability in lacking(reason):
             missing[capability] = missing.get(capability, 0) + 1
+        if not lacking(reason):
+            reason = reason.removeprefix("Skipped: ")
+            elsewhere[reason] = elsewhere.get(reason, 0) + 1
     terminalreporter.section(f"chat-memory kit: {adapter_spec(config)}")
     terminalreporter.write_line(
         f"tested: {passed + failed} scenario runs, {passed} passed, {failed} failed"
@@ -264,6 +272,10 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         for capability, count in sorted(missing.items(), key=lambda item: -item[1]):
             meaning = CAPABILITIES.get(capability, "")
             terminalreporter.write_line(f"  {capability}: {count} scenario runs need it: {meaning}")
+    if elsewhere:
+        terminalreporter.write_line("not run in this run (another backend or setup runs them):")
+        for reason, count in sorted(elsewhere.items(), key=lambda item: -item[1]):
+            terminalreporter.write_line(f"  {count} scenario runs: {reason}")
 
 
 def adapter_spec(config: pytest.Config) -> str:

@@ -79,8 +79,13 @@ def test_a_text_no_value_holds_is_an_assertion_naming_the_capability() -> None:
         values_holding(client, "chat", TEXT)
 
 
-def test_a_stream_is_not_rewritten_but_named() -> None:
+def test_a_key_of_a_type_the_suite_cannot_rewrite_is_passed_over_and_named() -> None:
     client = fakeredis.FakeRedis()
+    client.xadd(b"chat:session:alice:events", {b"entry": b"opened"})  # a side key of the store
+    _store(client, "list")
+    [found] = values_holding(client, "chat", TEXT)
+    assert found.key == KEY
+    client.delete(KEY)
     client.xadd(KEY, {b"entry": ENTRY})
-    with pytest.raises(AssertionError, match="as a stream"):
+    with pytest.raises(AssertionError, match=r"not read: .*chat:session:alice.* \(stream\)"):
         values_holding(client, "chat", TEXT)
