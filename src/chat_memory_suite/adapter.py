@@ -269,6 +269,7 @@ class AdaptedMemory:
         if not isinstance(found, Sequence) or not all(isinstance(m, Message) for m in found):
             raise AssertionError(
                 f"get_messages returned {found!r}, not a list of chat_memory.Message"
+                " (a memory that cannot read a session raises its own error)"
             )
         return list(found)
 

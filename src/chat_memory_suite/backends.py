@@ -287,13 +287,24 @@ _NEEDS = {
 }
 
 
+def unmet_need(kind: str, markers: list[str]) -> str | None:
+    """Why a scenario with these markers cannot run on a backend of this kind, or None.
+
+    Of the needs it does not meet, the narrowest is told, so that the backend it names
+    runs the scenario: a @cluster @faults scenario needs --redis-cluster, not only a
+    real server.
+    """
+    unmet = [_NEEDS[m] for m in markers if kind not in _NEEDS[m][0]]
+    return min(unmet, key=lambda need: len(need[0]))[1] if unmet else None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Skip, with the reason, the scenarios this backend cannot run."""
     kind = config.stash[BACKEND_KEY].kind
     for item in items:
-        for marker, (kinds, reason) in _NEEDS.items():
-            if item.get_closest_marker(marker) and kind not in kinds:
-                item.add_marker(pytest.mark.skip(reason=f"{reason} (this run: {kind})"))
+        reason = unmet_need(kind, [m for m in _NEEDS if item.get_closest_marker(m)])
+        if reason:
+            item.add_marker(pytest.mark.skip(reason=f"{reason} (this run: {kind})"))
         breaks = item.get_closest_marker("faults") or item.get_closest_marker("failover")
         if breaks and not item.get_closest_marker("timeout"):
             item.add_marker(pytest.mark.timeout(FAULT_SECONDS))
