@@ -548,21 +548,31 @@ ACME_BREAKS = {  # what breaks: the capability, the edits, and the feature that 
 }
 
 
+def _run_broken_acme(
+    pytester: pytest.Pytester, edits: list[tuple[str, str]], *options: str
+) -> pytest.RunResult:
+    """Run the kit against the Acme store with these edits (each must apply), expecting failures."""
+    broken = ACME_ADAPTER
+    for old, new in edits:
+        assert old in broken, old
+        broken = broken.replace(old, new)
+    (pytester.path / "acme_adapter.py").write_text(broken, encoding="utf-8")
+    result = _run_kit(
+        pytester,
+        "--chat-memory-suite", "--memory-adapter", "acme_adapter:make_memory", "-p", "no:randomly",
+        *options,
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    return result
+
+
 @pytest.mark.parametrize("name", sorted(ACME_BREAKS))
 def test_a_capability_the_store_declares_but_breaks_fails_the_kit(
     pytester: pytest.Pytester, name: str
 ) -> None:
     """Declaring a capability proves something: a store that breaks it fails (issue 26 part 2)."""
     _, edits, failing = ACME_BREAKS[name]
-    broken = ACME_ADAPTER
-    for old, new in edits:
-        assert old in broken
-        broken = broken.replace(old, new)
-    (pytester.path / "acme_adapter.py").write_text(broken, encoding="utf-8")
-    result = pytester.runpytest_subprocess(
-        "--chat-memory-suite", "--memory-adapter", "acme_adapter:make_memory", "-p", "no:randomly"
-    )
-    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result = _run_broken_acme(pytester, edits)
     result.stdout.fnmatch_lines([f"FAILED {failing}::*"])
 
 
@@ -593,14 +603,7 @@ def test_a_store_that_hides_a_server_failure_fails_the_kit(
     """The server-fault scenarios run through the protocol: a failure hidden from the app fails."""
     _needs_redis_server()
     old, new, failing = SWALLOWED[name]
-    assert old in ACME_ADAPTER
-    (pytester.path / "acme_adapter.py").write_text(ACME_ADAPTER.replace(old, new), "utf-8")
-    result = _run_kit(
-        pytester,
-        "--chat-memory-suite", "--memory-adapter", "acme_adapter:make_memory", "-p", "no:randomly",
-        "--redis-server", "-k", "server_faults",
-    )  # fmt: skip
-    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result = _run_broken_acme(pytester, [(old, new)], "--redis-server", "-k", "server_faults")
     result.stdout.fnmatch_lines([f"FAILED production/server_faults.feature::{failing}"])
 
 
@@ -609,19 +612,14 @@ def test_a_store_that_keeps_every_session_in_one_hash_slot_fails_on_a_cluster(
 ) -> None:
     """The cluster scenarios find another store's keys: one hash tag for all sessions fails."""
     _needs_redis_server()
-    one_slot = ACME_ADAPTER.replace(
+    one_slot = (
         "self.redis, self.prefix, self.limit = config.redis, config.key_prefix, config.max_history",
         "self.redis, self.limit = config.redis, config.max_history\n"
         "        self.prefix = config.key_prefix + '{sessions}:'",
     )
-    assert one_slot != ACME_ADAPTER
-    (pytester.path / "acme_adapter.py").write_text(one_slot, "utf-8")
-    result = _run_kit(
-        pytester,
-        "--chat-memory-suite", "--memory-adapter", "acme_adapter:make_memory", "-p", "no:randomly",
-        "--redis-cluster", "-k", "many_sessions_are_stored_across_every_node",
-    )  # fmt: skip
-    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result = _run_broken_acme(
+        pytester, [one_slot], "--redis-cluster", "-k", "many_sessions_are_stored_across_every_node"
+    )
     result.stdout.fnmatch_lines(["FAILED production/cluster.feature::test_many_sessions*"])
 
 
