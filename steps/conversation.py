@@ -76,14 +76,18 @@ class Attempt:
         finally:
             self.seconds = time.monotonic() - started
 
-    def failure(self, memory: MemoryService, typed: type[Exception]) -> Exception:
+    def failure(
+        self, memory: MemoryService, typed: type[Exception], within: float | None = None
+    ) -> Exception:
         """The error the attempt got: chat-memory's ``typed`` one, or a store's own.
 
-        A store under test through an adapter fails with its own errors, which say
+        With ``within``, it came in that many seconds at most. A store under test through an adapter fails with its own errors, which say
         no more than that it failed.
         """
         assert self.made, "no step tried to use the memory"
         assert self.error is not None, "the call succeeded, as if nothing were wrong"
+        if within is not None:
+            assert self.seconds <= within, f"the error took {self.seconds:.1f} seconds"
         if not isinstance(memory, AdaptedMemory):
             assert isinstance(self.error, typed), f"not a {typed.__name__}: {self.error!r}"
         return self.error

@@ -196,8 +196,7 @@ def told_unavailable(memory: MemoryService, attempt: Attempt, seconds: int) -> N
 
     Then the app was told within 2 seconds that the memory is unavailable
     """
-    error = attempt.failure(memory, StorageUnavailableError)
-    assert attempt.seconds <= seconds, f"the error took {attempt.seconds:.1f} seconds"
+    error = attempt.failure(memory, StorageUnavailableError, within=seconds)
     if isinstance(error, StorageUnavailableError):
         assert not error.may_have_written, str(error)
 
@@ -302,8 +301,7 @@ def told_outcome_unknown(memory: MemoryService, attempt: Attempt, seconds: int) 
 
 
 def _told_outcome_unknown(memory: MemoryService, attempt: Attempt, seconds: int) -> None:
-    error = attempt.failure(memory, WriteOutcomeUnknownError)
-    assert attempt.seconds <= seconds, f"the error took {attempt.seconds:.1f} seconds"
+    error = attempt.failure(memory, WriteOutcomeUnknownError, within=seconds)
     if isinstance(error, WriteOutcomeUnknownError):
         assert error.may_have_written, str(error)
 
