@@ -207,13 +207,15 @@ def named_writer_said(
 
 
 @given("the session remembers:")
+@when("these messages are stored in one write:")
 @reads_table(*MESSAGE_COLUMNS)
 def session_remembers(
     memory: MemoryService, session_id: str, sent: list[Message], datatable: list[list[str]]
 ) -> None:
-    """The session already holds these messages, oldest first.
+    """The session already holds these messages, oldest first; they were stored in one write.
 
     Given the session remembers:
+    When these messages are stored in one write:
     """
     sent.extend(memory.add_messages(session_id, messages(datatable)))
 

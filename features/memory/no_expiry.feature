@@ -31,3 +31,15 @@ Feature: Sessions without expiry
       And the user said "I am still here."
       When 31 minutes pass
       Then the context contains 2 messages
+
+    Scenario: Messages stored in one write once expiry is turned off are kept too
+      Given sessions expire after 30 minutes of inactivity
+      And a new session "alice"
+      And the user said "Remember me."
+      And the app was redeployed with sessions that never expire
+      When these messages are stored in one write:
+        | role      | content        |
+        | user      | Are you there? |
+        | assistant | Always.        |
+      And 31 minutes pass
+      Then the context contains 3 messages

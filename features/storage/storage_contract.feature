@@ -109,6 +109,16 @@ Feature: Storage contract
       When the user and the assistant exchange 20 messages
       Then the session remembers the ids of exactly the messages it holds, and keeps no list of ids
 
+    Scenario: Messages stored in one write forget the ids of the messages they push out
+      Given the history limit is 20 messages
+      And a new session "alice"
+      And the user and the assistant exchanged 20 messages
+      When these messages are stored in one write:
+        | role      | content         |
+        | user      | Still there?    |
+        | assistant | Yes, listening. |
+      Then the session remembers the ids of exactly the messages it holds, and keeps no list of ids
+
     Scenario: With a retry window longer than the history, the ids of the newest messages are listed, oldest first
       Given message ids are remembered for the newest 2 messages
       And the history limit is 1 message
@@ -124,6 +134,18 @@ Feature: Storage contract
       Given sessions expire after 30 minutes of inactivity
       And a new session "alice"
       When the user says "hello"
+      Then the session's keys expire in 1800 seconds
+
+    Scenario: Every message restarts the time to live of every key of the session
+      Given sessions expire after 30 minutes of inactivity
+      And a new session "alice"
+      And the session has this metadata:
+        """
+        {"title": "Paris trip"}
+        """
+      And the user said "hello"
+      And 10 minutes passed
+      When the user says "still here"
       Then the session's keys expire in 1800 seconds
 
     Scenario: The keys of a session without expiry carry no time to live

@@ -36,6 +36,14 @@ Feature: Upgrading without losing or repeating a message
         | user | Book a table for two.    |
         | user | Friday at eight, please. |
 
+    Scenario: A message 0.1 stored is not stored again when it alone is retried
+      Given a new session "alice"
+      And version 0.1 stored message "m-1" saying "Book a table for two."
+      When message "m-1" is sent again
+      Then the context is:
+        | role | content               |
+        | user | Book a table for two. |
+
   Rule: While both versions write one session, nothing is lost and nothing is stored twice
 
     Scenario: Each version's retry of the other's message stores nothing again
