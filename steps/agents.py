@@ -39,7 +39,7 @@ REQUIRES = ("agents_session",)
 """What every step here needs of the memory under test (see chat_memory_suite.adapter)."""
 
 READ_AS = ("role", "id", "calls", "answers")
-_GIVEN_BY_THE_MEMORY = re.compile(r"[0-9a-f]{32}")
+_GIVEN_BY_THE_MEMORY = re.compile(r"[A-Za-z0-9_-]{22}")  # new_message_id()
 """An id the memory gave a message that had none (a UUID4 in hex)."""
 
 

@@ -23,7 +23,6 @@ An OpenAI-style client fits in a few lines
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Generator, Iterator
 from dataclasses import replace
 from typing import Any, Protocol, runtime_checkable
@@ -31,7 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 from . import _ops as ops
 from ._budget import TokenCounter, within_budget
 from ._core import MemoryCore
-from ._message import Message
+from ._message import Message, new_message_id
 from ._service import MemoryService
 from ._shell import ChatShell
 from .exceptions import (
@@ -177,7 +176,7 @@ def text_chunk(chunk: object) -> str:
 
 
 def _with_id(message: Message) -> Message:
-    return message if message.id is not None else replace(message, id=uuid.uuid4().hex)
+    return message if message.id is not None else replace(message, id=new_message_id())
 
 
 def _assistant_message(answer: object) -> Message:

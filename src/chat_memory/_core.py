@@ -12,7 +12,6 @@ import copy
 import json
 import math
 import time
-import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -22,7 +21,7 @@ from typing import Any, Final, TypeAlias
 from ._budget import TokenCounter, within_budget
 from ._codec import DecodeError, Encoded, decode, encode_for_storage
 from ._keys import KeyLayout, encode_session_id
-from ._message import Message, message_from_chat, validate
+from ._message import Message, message_from_chat, new_message_id, validate
 from ._users import SUMMARY_NAME
 from .exceptions import (
     ChatMemoryError,
@@ -118,6 +117,18 @@ class AppendCall:
         roles = "".join(r for _, r in pairs)
         args = [*self.args[:_ROLES_ARG], roles.encode(), *self.args[_ROLES_ARG + 1 :]]
         return AppendCall(tuple(k for k, _ in pairs), args, self.encoded, roles)
+
+    @property
+    def sent(self) -> list[bytes]:
+        """The arguments as sent: the short form for one message of a plain session.
+
+        The usual call (``roles`` ``hsm``, one message) leaves out the arguments only a
+        user's session or a longer retry window reads (see append.lua): each one
+        costs the server time before the script starts.
+        """
+        if self.roles == "hsm" and len(self.encoded) == 1:
+            return [*self.args[:2], *self.args[_ROLES_ARG + 1 :]]
+        return self.args
 
     @property
     def messages(self) -> list[Message]:
@@ -290,8 +301,9 @@ def _stamp(message: Message, now: float) -> Message:
         return message
     return replace(
         message,
-        id=message.id or uuid.uuid4().hex,
-        created_at=message.created_at if message.created_at is not None else now,
+        id=message.id or new_message_id(),
+        # Whole milliseconds: time.time()'s further digits would only cost bytes.
+        created_at=message.created_at if message.created_at is not None else round(now, 3),
     )
 
 

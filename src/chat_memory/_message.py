@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias, cast, get_args
@@ -110,6 +111,15 @@ def message_for(
         tool_call_id=tool_call_id,
         name=name,
     )
+
+
+def new_message_id() -> str:
+    """Return a new message id: 128 random bits in 22 URL-safe base64 characters.
+
+    Every message's id is stored twice (in its entry and in the session's hash of
+    ids), so it is kept short: a hex UUID would take 10 bytes more each time.
+    """
+    return secrets.token_urlsafe(16)
 
 
 def validate(message: Message) -> None:

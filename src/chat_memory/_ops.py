@@ -133,7 +133,7 @@ def add_messages(
     """Append messages in one atomic script; see ``MemoryService.add_messages``."""
     call = core.plan_append(session_id, messages)
     try:
-        reply = yield RunScript(call.keys, call.args)
+        reply = yield RunScript(call.keys, call.sent)
     except NotReplicatedError as short:
         raise short.with_messages(call.messages) from None
     except REDIS_EXCEPTIONS as exc:
@@ -150,7 +150,7 @@ def add_messages(
                 raise storage_error(failed, op=Op.READ) from failed
         call = call.declaring(present)
         try:
-            reply = yield RunScript(call.keys, call.args)
+            reply = yield RunScript(call.keys, call.sent)
         except NotReplicatedError as short:
             raise short.with_messages(call.messages) from None
         except REDIS_EXCEPTIONS as again:

@@ -39,7 +39,6 @@ messages keep their ids is not stored twice. The async methods
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -57,7 +56,7 @@ from langchain_core.messages.tool import invalid_tool_call
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from ._async import AsyncMemoryService
-from ._message import Message, ToolCall
+from ._message import Message, ToolCall, new_message_id
 from ._service import MemoryService
 from .exceptions import ChatMemoryError, InvalidContentError, InvalidRoleError, ReplyNotStoredError
 
@@ -332,7 +331,7 @@ def _as_messages(value: Any, kind: type[BaseMessage], what: str) -> list[BaseMes
 def _stamped(messages: list[BaseMessage]) -> list[Message]:
     """Return the messages as stored, each with an id (its own, or a new one) for a safe retry."""
     stored = [from_langchain(m) for m in messages]
-    return [m if m.id else replace(m, id=uuid.uuid4().hex) for m in stored]
+    return [m if m.id else replace(m, id=new_message_id()) for m in stored]
 
 
 def _text_of(output: Any) -> str:

@@ -185,3 +185,8 @@ def test_the_readme_cost_of_a_session_is_what_docs_benchmarks_md_measured() -> N
     assert ratio_row, "docs/benchmarks.md lost its server-time target"
     assert abs(int(bytes_row[1].replace(",", "")) / 1000 - int(claim[1])) <= 1
     assert abs(float(ratio_row[1]) - float(claim[2])) <= 0.4  # a noisy machine's spread
+    per_id = re.search(r"costs about (\d+) bytes\s+per remembered id", README)
+    measured = re.search(r"costs about (\d+) bytes per remembered id", benchmarks)
+    assert per_id, "the README no longer says what a longer retry window costs"
+    assert measured, "docs/benchmarks.md lost the bytes per remembered id"
+    assert abs(int(per_id[1]) - int(measured[1])) <= 20

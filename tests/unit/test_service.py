@@ -1,3 +1,5 @@
+import base64
+import re
 import threading
 from datetime import timedelta
 from typing import Any
@@ -95,8 +97,32 @@ def test_stored_messages_carry_an_id_and_the_clock_time(fake_redis: fakeredis.Fa
     stored = memory.add_message("s", "user", "hi")
     assert stored.created_at == 1234.5
     assert stored.id is not None
-    assert len(stored.id) == 32
     assert memory.get_messages("s") == [stored]
+
+
+def test_a_generated_id_is_128_random_bits_in_22_url_safe_characters(
+    fake_redis: fakeredis.FakeRedis,
+) -> None:
+    # Issue 24: the id is stored twice per message (entry and hash), so its length is memory.
+    memory = MemoryService(fake_redis)
+    ids = {memory.add_message("s", "user", "hi").id for _ in range(200)}
+    assert len(ids) == 200
+    for message_id in ids:
+        assert message_id is not None
+        assert re.fullmatch(r"[A-Za-z0-9_-]{22}", message_id)
+        assert len(base64.urlsafe_b64decode(message_id + "==")) == 16
+
+
+def test_the_clock_time_is_stamped_in_whole_milliseconds(fake_redis: fakeredis.FakeRedis) -> None:
+    # Issue 24: time.time()'s sub-millisecond digits cost bytes in the entry and the hash.
+    memory = MemoryService(fake_redis, clock=lambda: 1796491352.1987386)
+    stored = memory.add_message("s", "user", "hi")
+    assert stored.created_at == 1796491352.199
+    assert memory.get_messages("s") == [stored]
+    entry = fake_redis.lrange(memory.keys.history("s"), 0, -1)[0]
+    assert (entry if isinstance(entry, bytes) else entry.encode()).endswith(
+        b',"created_at":1796491352.199}'
+    )
 
 
 def test_a_retried_append_is_applied_once(fake_redis: fakeredis.FakeRedis) -> None:
