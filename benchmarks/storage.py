@@ -20,13 +20,13 @@ from __future__ import annotations
 import itertools
 import json
 import statistics
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import redis
 
 from chat_memory import MemoryService, Role
+from chat_memory._message import new_message_id
 
 from .peers import writers
 
@@ -111,14 +111,15 @@ def _contenders(client: redis.Redis, url: str) -> dict[str, Write]:
     def floor(session: str, n: int) -> object:
         history, _, seen, meta = memory.keys.all(session)
         role, content = message(n)
-        message_id = uuid.uuid4().hex  # a new message each time, as add_message makes
+        message_id = new_message_id()  # a new message each time, as add_message makes
+        stamp = 1796205600.123  # in whole milliseconds, as add_message stamps
         entry = json.dumps(
-            {"v": 1, "id": message_id, "role": role, "content": content, "created_at": 1.0},
+            {"v": 1, "id": message_id, "role": role, "content": content, "created_at": stamp},
             separators=(",", ":"),
         )
         return floor_script(
             keys=[history, seen, meta],
-            args=[message_id, f"{next(ids):032x} 1796205600.0", entry, TTL_SECONDS * 1000, HISTORY],
+            args=[message_id, f"{next(ids):032x} {stamp}", entry, TTL_SECONDS * 1000, HISTORY],
         )
 
     return {

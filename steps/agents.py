@@ -40,7 +40,9 @@ REQUIRES = ("agents_session",)
 
 READ_AS = ("role", "id", "calls", "answers")
 _GIVEN_BY_THE_MEMORY = re.compile(r"[A-Za-z0-9_-]{22}")  # new_message_id()
-"""An id the memory gave a message that had none (a UUID4 in hex)."""
+"""An id the memory gave a message that had none: 22 URL-safe base64 characters.
+
+The scenarios' own ids (``fc_1``, ``call_1:output``) never look like one."""
 
 
 class Agent:

@@ -113,6 +113,15 @@ Feature: Least privilege
       Then the message is refused by the server with the reason "'persist'"
       And the server holds no key at all
 
+    @permission_precheck
+    Scenario: A user without "persist" is refused on a session with history that never expires
+      Given the memory runs as a Redis user allowed what the README lists except "persist"
+      And a new session "alice"
+      And the session already holds 2 messages, stored by a user with every permission
+      When the user tries to say "hello"
+      Then the message is refused by the server with the reason "'persist'"
+      And the context contains 2 messages
+
   Rule: A server that cannot check permissions in advance reports a refusal inside the script as possibly written
 
     @no_permission_precheck

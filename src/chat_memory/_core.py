@@ -53,7 +53,7 @@ DEFAULT_IDEMPOTENCY_WINDOW: Final = 20
 ``max_history``, whichever is larger, so that every message still in the history (and
 every message of a call of up to 20) is recognised when retried. Earlier releases
 remembered 1,000 ids whatever the history; pass ``idempotency_window=1000`` to keep that
-(it costs about 180 bytes of Redis memory per id, see the README)."""
+(it costs about 155 bytes of Redis memory per id, see the README)."""
 MAX_TTL: Final = timedelta(days=36525)
 """The longest session TTL accepted: 100 years (Redis itself stops near 292 million)."""
 _REDIS_MAX_INT: Final = 2**63 - 1
@@ -296,14 +296,18 @@ def seconds_left(pttl: int) -> float | None:
     return None if pttl < 0 else pttl / 1000
 
 
+def _milliseconds(now: float) -> float:
+    return math.floor(now * 1000) / 1000
+
+
 def _stamp(message: Message, now: float) -> Message:
     if message.id is not None and message.created_at is not None:
         return message
     return replace(
         message,
         id=message.id or new_message_id(),
-        # Whole milliseconds: time.time()'s further digits would only cost bytes.
-        created_at=message.created_at if message.created_at is not None else round(now, 3),
+        # Whole milliseconds, never ahead of the clock: further digits would only cost bytes.
+        created_at=message.created_at if message.created_at is not None else _milliseconds(now),
     )
 
 

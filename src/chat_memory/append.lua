@@ -40,11 +40,11 @@
 -- defined, which took about a fifth off the usual append.
 -- docs/benchmarks.md measures it against the minimal script and its bare commands.
 
--- The short way: the short form's message, for a session whose hash holds the id of every entry of its history. It builds no
--- table and no function. It writes only once nothing can be refused: anything else
--- (a key of another type, a missing permission, a hash without the field '', a
--- history the push is refused on) goes on to the general way, which reads again and
--- refuses; nothing was written before that.
+-- The short way: the short form's message, for a session whose hash holds the id of
+-- every entry of its history. It builds no table and no function. It writes only once
+-- nothing can be refused: anything else (a key of another type, a missing permission,
+-- a hash without the field '', a history the push is refused on) goes on to the
+-- general way, which reads again and refuses; nothing was written before that.
 if #ARGV == 5 then
   local H, S, M, ttl = KEYS[1], KEYS[2], KEYS[3], ARGV[2]
   local found = redis.pcall('HMGET', S, '', ARGV[3])
@@ -179,7 +179,7 @@ local function fields(role, target, wanted)
   return all
 end
 
--- The writes of an append, shared by the common call's short way and the general way.
+-- The writes of the general way (the short way above makes the same ones inline).
 
 -- Redis 7 tells in advance whether this user may run each write of this call (the
 -- push first, so that a user missing several commands hears of the first one). Asked

@@ -117,11 +117,11 @@ def test_the_clock_time_is_stamped_in_whole_milliseconds(fake_redis: fakeredis.F
     # Issue 24: time.time()'s sub-millisecond digits cost bytes in the entry and the hash.
     memory = MemoryService(fake_redis, clock=lambda: 1796491352.1987386)
     stored = memory.add_message("s", "user", "hi")
-    assert stored.created_at == 1796491352.199
+    assert stored.created_at == 1796491352.198  # never ahead of the clock
     assert memory.get_messages("s") == [stored]
     entry = fake_redis.lrange(memory.keys.history("s"), 0, -1)[0]
     assert (entry if isinstance(entry, bytes) else entry.encode()).endswith(
-        b',"created_at":1796491352.199}'
+        b',"created_at":1796491352.198}'
     )
 
 

@@ -132,7 +132,7 @@ def test_a_users_session_keeps_its_index_and_metadata_when_the_call_is_narrowed(
 
 def test_a_session_the_previous_version_wrote_sheds_its_old_ids_on_its_next_append() -> None:
     # Review of issue 24: the previous version remembered 1,000 ids; its sessions kept them
-    # all after the upgrade, at ~180 bytes an id. The first append forgets those the
+    # all after the upgrade, at ~180 bytes an id (hex ids). The first append forgets those the
     # history no longer holds.
     client = fakeredis.FakeRedis()
     memory = MemoryService(client, max_history=20)
