@@ -89,7 +89,7 @@ STATES: dict[str, Callable[[fakeredis.FakeRedis, MemoryService], None]] = {
 }
 
 
-def _run(ttl: int | None, state: str, long_form: bool) -> tuple[Any, dict[bytes, Any]]:
+def _run(ttl: int | None, state: str, long_form: bool) -> tuple[Any, dict[bytes | str, Any]]:
     client = fakeredis.FakeRedis()
     memory = MemoryService(client, max_history=3, idempotency_window=3, ttl=ttl, clock=_clock)
     STATES[state](client, memory)
@@ -99,7 +99,7 @@ def _run(ttl: int | None, state: str, long_form: bool) -> tuple[Any, dict[bytes,
         reply: Any = client.eval(APPEND_LUA, len(call.keys), *call.keys, *args)
     except redis.ResponseError as refusal:  # the refusal itself is compared
         reply = str(refusal)
-    stored: dict[bytes, Any] = {}
+    stored: dict[bytes | str, Any] = {}
     for key in sorted(client.keys("*")):
         kind = client.type(key)
         if kind == b"list":
