@@ -9,6 +9,8 @@ Usage::
     Then every writer's session holds its 500 messages in order
     Given the session's slot is being migrated to another node
     Given the session's slot is being migrated to another node, with only its history moved there
+    Given the slot of user "ada" is being migrated to another node, with its keys moved there
+    When the migration of the slot of user "ada" completes
 
 Each writer has its own client (a worker of its own) and sends "w<writer>:<n>".
 """
@@ -32,7 +34,13 @@ from chat_memory import AsyncMemoryService, MemoryService, Message, WriteOutcome
 from chat_memory_suite.adapter import AdaptedMemory, requires
 from chat_memory_suite.apis import Services
 from chat_memory_suite.backends import ClientRecipe, RedisClient
-from chat_memory_suite.servers import move_slot, start_migrating, throwaway_cluster
+from chat_memory_suite.damage import as_text
+from chat_memory_suite.servers import (
+    finish_migrating,
+    move_slot,
+    start_migrating,
+    throwaway_cluster,
+)
 
 from .sessions import MemorySettings
 from .storage import session_keys
@@ -371,6 +379,45 @@ def slot_being_migrated(
     keys = [k for k in session_keys(redis_client, memory, namespace, session_id)
             if redis_client.keyslot(k) == slot]  # fmt: skip
     start_migrating(redis_client, key, moved=keys if moved else [])
+
+
+@given(
+    parsers.re(
+        r'the slot of user "(?P<user>[^"]+)" is being migrated to another node'
+        r"(?P<moved>, with its keys moved there)?$"
+    )
+)
+@requires("users", "storage_contract")
+def user_slot_being_migrated(
+    redis_client: RedisClient, memory: MemoryService, user: str, moved: str | None
+) -> None:
+    """The hash slot of the user's sessions is half-way to another node, as a session's above.
+
+    With its keys moved there, every key of the user (index, sessions) is on the new node.
+
+    Given the slot of user "ada" is being migrated to another node
+    Given the slot of user "ada" is being migrated to another node, with its keys moved there
+    """
+    assert isinstance(redis_client, redis.RedisCluster), "this step needs a Redis Cluster"
+    index = memory.keys.for_user(user).index()
+    assert index is not None
+    slot = redis_client.keyslot(index)
+    owner = redis_client.get_node_from_key(index)
+    held = redis_client.execute_command("CLUSTER GETKEYSINSLOT", slot, 10_000, target_nodes=owner)
+    start_migrating(redis_client, index, moved=[as_text(k) for k in held] if moved else [])
+
+
+@when(parsers.parse('the migration of the slot of user "{user}" completes'))
+@requires("users", "storage_contract")
+def user_slot_migrated(redis_client: RedisClient, memory: MemoryService, user: str) -> None:
+    """The rest of the slot's keys move, and every node is told the slot's new owner.
+
+    When the migration of the slot of user "ada" completes
+    """
+    assert isinstance(redis_client, redis.RedisCluster), "this step needs a Redis Cluster"
+    index = memory.keys.for_user(user).index()
+    assert index is not None
+    finish_migrating(redis_client, index)
 
 
 @given("the session's slot is being migrated to another node, with only its history moved there")

@@ -64,6 +64,57 @@ Feature: Sessions on a Redis Cluster
         | user | hello   |
 
     @faults
+    Scenario: A user's new session whose slot is being migrated takes its first message
+      Given the memory runs on a cluster of its own
+      And user "ada" said "Plan my Paris trip" in session "paris"
+      And the slot of user "ada" is being migrated to another node
+      When user "ada" says "Help me with my CV" in session "cv"
+      Then the context of user "ada"'s session "cv" is:
+        | role | content            |
+        | user | Help me with my CV |
+      And the context of user "ada"'s session "paris" is:
+        | role | content            |
+        | user | Plan my Paris trip |
+
+    @faults
+    Scenario: A user's new session takes its first message once the user's keys reached the new node
+      Given the memory runs on a cluster of its own
+      And user "ada" said "Plan my Paris trip" in session "paris"
+      And the slot of user "ada" is being migrated to another node, with its keys moved there
+      When user "ada" says "Help me with my CV" in session "cv"
+      Then the context of user "ada"'s session "cv" is:
+        | role | content            |
+        | user | Help me with my CV |
+
+    @faults
+    Scenario: A new user's first session whose slot is being migrated takes its first message
+      Given the memory runs on a cluster of its own
+      And the slot of user "bea" is being migrated to another node
+      When user "bea" says "hello" in session "first"
+      Then the context of user "bea"'s session "first" is:
+        | role | content |
+        | user | hello   |
+
+    @faults
+    Scenario: A user's sessions written while the user's slot migrated are listed once it has moved
+      Given the memory runs on a cluster of its own
+      And user "ada" said "Plan my Paris trip" in session "paris"
+      And the slot of user "ada" is being migrated to another node
+      And user "ada" said "Help me with my CV" in session "cv"
+      When the migration of the slot of user "ada" completes
+      And the sessions of user "ada" are listed
+      Then the sessions listed are "cv" and "paris"
+
+    @faults
+    Scenario: A new user's first session, written while the user's slot migrated, is listed once it has moved
+      Given the memory runs on a cluster of its own
+      And the slot of user "bea" is being migrated to another node
+      And user "bea" said "hello" in session "first"
+      When the migration of the slot of user "bea" completes
+      And the sessions of user "bea" are listed
+      Then the sessions listed are "first"
+
+    @faults
     Scenario: A message to a session split between two nodes mid-migration is reported in time, and is not stored
       Given the memory runs on a cluster of its own
       And a new session "busy"

@@ -15,7 +15,7 @@ from typing import Any, Final, TypeAlias, TypeVar
 
 from ._codec import DecodeError, decode, encode_for_storage
 from ._compat import REDIS_EXCEPTIONS, internal_failure, redirected_in_vain
-from ._core import AppendResult, MemoryCore, MessageInput, seconds_left
+from ._core import AppendCall, AppendResult, MemoryCore, MessageInput, seconds_left
 from ._errors import Op, script_error, storage_error, wrong_type_key
 from ._keys import decode_session_id, encode_session_id
 from ._message import Message
@@ -139,22 +139,7 @@ def add_messages(
     except REDIS_EXCEPTIONS as exc:
         if not redirected_in_vain(exc):
             raise script_error(exc, keys=call.keys, messages=call.messages) from exc
-        # The session's slot is being migrated and a key it declares is missing on a
-        # node: nothing ran. Declare only the keys the session has, once.
-        present = []
-        for key in call.keys[1:]:
-            try:
-                if (yield Command(("EXISTS", key))):
-                    present.append(key)
-            except REDIS_EXCEPTIONS as failed:
-                raise storage_error(failed, op=Op.READ) from failed
-        call = call.declaring(present)
-        try:
-            reply = yield RunScript(call.keys, call.sent)
-        except NotReplicatedError as short:
-            raise short.with_messages(call.messages) from None
-        except REDIS_EXCEPTIONS as again:
-            raise script_error(again, keys=call.keys, messages=call.messages) from again
+        call, reply = yield from _declaring_what_exists(call)
     result = core.finish_append(call, reply)
     if not result.appended:  # a retry of stored messages: are they on the replicas?
         try:
@@ -163,6 +148,67 @@ def add_messages(
         except NotReplicatedError as short:
             raise short.with_messages(call.messages) from None
     return result
+
+
+def _declaring_what_exists(call: AppendCall) -> Operation[tuple[AppendCall, Any]]:
+    """Run the append again, declaring only the keys the session has; return it and its reply.
+
+    The session's slot is being migrated and a key the call declared is missing
+    on a node: nothing ran. A user's brand-new session is written one key at a
+    time (see :func:`_one_key_at_a_time`).
+    """
+    present = []
+    for key in call.keys:
+        try:
+            if (yield Command(("EXISTS", key))):
+                present.append(key)
+        except REDIS_EXCEPTIONS as failed:
+            raise storage_error(failed, op=Op.READ) from failed
+    if "x" in call.roles and call.keys[0] not in present:
+        return (yield from _one_key_at_a_time(call))
+    call = call.declaring(present)
+    return call, (yield from _append_script(call))
+
+
+def _one_key_at_a_time(call: AppendCall) -> Operation[tuple[AppendCall, Any]]:
+    """Write a user's brand-new session one key at a time: index, metadata, history, index.
+
+    While the user's hash slot migrates, Redis refuses a script that declares the
+    session's keys (missing) beside the index (present on a node), and redis-py's
+    retries end without anything written. The session is listed in the index
+    first, so that nothing is ever stored that the user's listing and erasure
+    cannot reach (stopped before its history, it is listed without messages, or
+    dropped by the next listing if it has no metadata hash yet). Its created_at
+    comes next, then the append declaring the history alone, then the index
+    again, for a TTL no shorter than the session's.
+    """
+    keys = dict(zip(call.roles, call.keys, strict=True))
+    ttl, now, member = call.args[1], call.args[3], call.args[4]
+    enlist = (keys["x"],), [b"enlist", member, ttl, now]
+    yield from _alone(*enlist, call)
+    yield from _alone((keys["m"],), [b"created", ttl, now], call)
+    narrowed = call.declaring((), history_only=True)
+    reply = yield from _append_script(narrowed)
+    yield from _alone(*enlist, call)
+    return narrowed, reply
+
+
+def _alone(keys: tuple[str, ...], args: list[bytes], call: AppendCall) -> Operation[None]:
+    """Run one operation of the sessions script for ``call``'s session (see sessions.lua)."""
+    try:
+        yield RunScript(keys, args, script="sessions", writes=True)
+    except REDIS_EXCEPTIONS as exc:
+        raise script_error(exc, keys=keys, messages=call.messages) from exc
+
+
+def _append_script(call: AppendCall) -> Operation[Any]:
+    """Run the append script once more; its failure is the call's."""
+    try:
+        return (yield RunScript(call.keys, call.sent))
+    except NotReplicatedError as short:
+        raise short.with_messages(call.messages) from None
+    except REDIS_EXCEPTIONS as again:
+        raise script_error(again, keys=call.keys, messages=call.messages) from again
 
 
 def get_messages(core: MemoryCore, session_id: str) -> Operation[list[Message]]:

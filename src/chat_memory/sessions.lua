@@ -27,6 +27,13 @@
 --         ARGV[3] TTL in ms ('0' for none), ARGV[4] now (ms), ARGV[5] the JSON doc
 --         Stores the metadata doc with the session: the session's keys get its
 --         TTL, and a user's session is listed from now on.
+-- enlist  KEYS[1] the user's index alone; ARGV[2] member, ARGV[3] TTL in ms ('0' for
+--         none), ARGV[4] now (ms). Lists a brand-new session whose keys cannot be
+--         declared beside the index: while the user's hash slot migrates, Redis refuses
+--         (TRYAGAIN) a script that declares keys missing on a node beside ones it has.
+--         Then 'created' and the append, each declaring one key, write the session.
+-- created KEYS[1] the session's metadata hash alone; ARGV[2] TTL, ARGV[3] now (ms):
+--         sets its created_at unless set, and its TTL.
 
 local op = ARGV[1]
 
@@ -47,6 +54,16 @@ local function expiry_commands(commands, ttl)
   return commands
 end
 
+-- Gives the user's index a TTL no shorter than ttl ('0': none, and then never again
+-- one while that session lives), given index_ttl, the index's PTTL before this write.
+local function expire_index(index, ttl, index_ttl)
+  if ttl == '0' then
+    redis.call('PERSIST', index)
+  elseif index_ttl == -2 or (index_ttl >= 0 and index_ttl < tonumber(ttl)) then
+    redis.call('PEXPIRE', index, ttl)
+  end
+end
+
 -- Gives the session's keys the TTL ttl ('0': none). With index_ttl (the index's
 -- PTTL before this write), the user's index gets a TTL no shorter than any of
 -- its sessions', and none while one of them never expires.
@@ -58,13 +75,7 @@ local function expire(ttl, index_ttl)
       redis.call('PEXPIRE', KEYS[i], ttl)
     end
   end
-  if KEYS[5] and index_ttl then
-    if ttl == '0' then
-      redis.call('PERSIST', KEYS[5])
-    elseif index_ttl == -2 or (index_ttl >= 0 and index_ttl < tonumber(ttl)) then
-      redis.call('PEXPIRE', KEYS[5], ttl)
-    end
-  end
+  if KEYS[5] and index_ttl then expire_index(KEYS[5], ttl, index_ttl) end
 end
 
 local function check(types)
@@ -145,6 +156,31 @@ if op == 'clear' then
   local deleted = redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
   if KEYS[5] then redis.call('ZREM', KEYS[5], ARGV[2]) end
   return deleted
+end
+
+if op == 'enlist' then
+  local commands = {{'ZADD', KEYS[1], 'NX', '0', 'm'}, {'PTTL', KEYS[1]}}
+  commands[3] = ARGV[3] == '0' and {'PERSIST', KEYS[1]} or {'PEXPIRE', KEYS[1], ARGV[3]}
+  local refused = allowed(commands) or check({'zset'})
+  if refused then return refused end
+  local index_ttl = redis.call('PTTL', KEYS[1])
+  redis.call('ZADD', KEYS[1], 'NX', ARGV[4], ARGV[2])
+  expire_index(KEYS[1], ARGV[3], index_ttl)
+  return 1
+end
+
+if op == 'created' then
+  local commands = {{'HSETNX', KEYS[1], 'created_at', '0'}}
+  commands[2] = ARGV[2] == '0' and {'PERSIST', KEYS[1]} or {'PEXPIRE', KEYS[1], ARGV[2]}
+  local refused = allowed(commands) or check({'hash'})
+  if refused then return refused end
+  redis.call('HSETNX', KEYS[1], 'created_at', ARGV[3])
+  if ARGV[2] == '0' then
+    redis.call('PERSIST', KEYS[1])
+  else
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  end
+  return 1
 end
 
 if op == 'meta' then

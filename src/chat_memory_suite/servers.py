@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
+from typing import Any
 
 import port_for
 import redis
@@ -179,28 +180,54 @@ class ReplicatedCluster:
                 time.sleep(0.1)
 
 
+def _slot_ends(
+    cluster: redis.RedisCluster, key: str
+) -> tuple[int, dict[str, redis.Redis], str, str]:
+    """The slot of ``key``, a client of each primary, its owner's name and another's."""
+    slot = cluster.keyslot(key)
+    source = cluster.get_node_from_key(key)
+    target = next(node for node in cluster.get_primaries() if node.name != source.name)
+    nodes = {
+        node.name: redis.Redis(host=node.host, port=node.port) for node in cluster.get_primaries()
+    }
+    return slot, nodes, source.name, target.name
+
+
 def start_migrating(cluster: redis.RedisCluster, key: str, *, moved: Sequence[str] = ()) -> None:
     """Leave the hash slot of ``key`` half-way to another primary: importing there, migrating here.
 
     The keys in ``moved`` are moved to the new node already (with MIGRATE); the
-    others stay. Clients get ASK and TRYAGAIN redirections until the slot is
-    given an owner again, which a scenario's throwaway cluster never needs.
+    others stay. Clients get ASK and TRYAGAIN redirections until
+    :func:`finish_migrating` gives the slot its new owner.
     """
-    slot = cluster.keyslot(key)
-    source = cluster.get_node_from_key(key)
-    target = next(node for node in cluster.get_primaries() if node.name != source.name)
-    with (
-        redis.Redis(host=source.host, port=source.port) as here,
-        redis.Redis(host=target.host, port=target.port) as there,
-    ):
-        there.execute_command(
-            "CLUSTER SETSLOT", slot, "IMPORTING", here.execute_command("CLUSTER MYID")
-        )
-        here.execute_command(
-            "CLUSTER SETSLOT", slot, "MIGRATING", there.execute_command("CLUSTER MYID")
-        )
-        if moved:
-            here.execute_command("MIGRATE", target.host, target.port, "", 0, 5000, "KEYS", *moved)
+    slot, nodes, source, target = _slot_ends(cluster, key)
+    here, there = nodes[source], nodes[target]
+    here_id, there_id = here.execute_command("CLUSTER MYID"), there.execute_command("CLUSTER MYID")
+    there.execute_command("CLUSTER SETSLOT", slot, "IMPORTING", here_id)
+    here.execute_command("CLUSTER SETSLOT", slot, "MIGRATING", there_id)
+    if moved:
+        _migrate(here, there, list(moved))
+    for node in nodes.values():
+        node.close()
+
+
+def finish_migrating(cluster: redis.RedisCluster, key: str) -> None:
+    """Move the rest of the keys of the slot :func:`start_migrating` opened, then give it its owner.
+
+    Every primary is told the slot's new owner, as ``redis-cli --cluster reshard`` does.
+    """
+    slot, nodes, source, target = _slot_ends(cluster, key)
+    while keys := nodes[source].execute_command("CLUSTER GETKEYSINSLOT", slot, 100):
+        _migrate(nodes[source], nodes[target], keys)
+    target_id = nodes[target].execute_command("CLUSTER MYID")
+    for node in nodes.values():
+        node.execute_command("CLUSTER SETSLOT", slot, "NODE", target_id)
+        node.close()
+
+
+def _migrate(here: redis.Redis, there: redis.Redis, keys: list[Any]) -> None:
+    place = there.connection_pool.connection_kwargs
+    here.execute_command("MIGRATE", place["host"], place["port"], "", 0, 5000, "KEYS", *keys)
 
 
 def tls_refusal(options: Sequence[str]) -> str | None:
@@ -258,23 +285,8 @@ def move_slot(cluster: redis.RedisCluster, key: str) -> None:
     MIGRATE (clients meanwhile get ASK and TRYAGAIN redirections), then
     every primary is told the slot's new owner.
     """
-    slot = cluster.keyslot(key)
-    source = cluster.get_node_from_key(key)
-    target = next(node for node in cluster.get_primaries() if node.name != source.name)
-    nodes = {
-        node.name: redis.Redis(host=node.host, port=node.port) for node in cluster.get_primaries()
-    }
-    source_id = nodes[source.name].execute_command("CLUSTER MYID")
-    target_id = nodes[target.name].execute_command("CLUSTER MYID")
-    nodes[target.name].execute_command("CLUSTER SETSLOT", slot, "IMPORTING", source_id)
-    nodes[source.name].execute_command("CLUSTER SETSLOT", slot, "MIGRATING", target_id)
-    while keys := nodes[source.name].execute_command("CLUSTER GETKEYSINSLOT", slot, 100):
-        nodes[source.name].execute_command(
-            "MIGRATE", target.host, target.port, "", 0, 5000, "KEYS", *keys
-        )
-    for node in nodes.values():
-        node.execute_command("CLUSTER SETSLOT", slot, "NODE", target_id)
-        node.close()
+    start_migrating(cluster, key)
+    finish_migrating(cluster, key)
 
 
 class ThrowawayServer:

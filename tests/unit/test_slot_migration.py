@@ -61,6 +61,7 @@ def test_after_tryagain_the_append_declares_only_the_keys_the_session_has() -> N
     requests = _drive(ops.add_messages(memory.core, "s", [Message("user", "hi")]), answer)
     assert scripts == [(history, seen, meta), (history, seen)]
     assert [r.args for r in requests if isinstance(r, ops.Command)] == [
+        ("EXISTS", history),
         ("EXISTS", seen),
         ("EXISTS", meta),
     ]
@@ -163,3 +164,78 @@ def test_a_session_healed_with_an_ids_list_keeps_the_list_in_step() -> None:
     memory.add_message("s", "user", "new", message_id="new")
     assert [_text(i) for i in client.lrange(ids, 0, -1)] == ["old-0", "old-1", "old-2", "new"]
     assert client.hlen(seen) == client.llen(ids) + 1
+
+
+class _MigratingOnce(fakeredis.FakeRedis):
+    """A client whose first script declaring several keys ends as redis-py's TRYAGAIN retries do."""
+
+    refused = False
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        if args[0] == "EVALSHA" and int(args[2]) > 1 and not self.refused:
+            self.refused = True
+            raise redis.exceptions.ClusterError("TTL exhausted.")
+        return super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+
+
+def test_a_users_new_session_is_written_one_key_at_a_time_after_tryagain() -> None:
+    # Issue 24: the index exists on a node and the new session's keys do not, so any script
+    # declaring both is refused until the slot has moved. Each key is written on its own,
+    # the index first, so that a session is never stored where listing cannot find it.
+    memory = MemoryService(fakeredis.FakeRedis(), ttl=60).for_user("ada")
+    index = memory.keys.index()
+    history, _, seen, meta = memory.keys.all("cv")
+    scripts: list[tuple[tuple[str, ...], bytes]] = []
+
+    def answer(request: Any) -> Any:
+        if isinstance(request, ops.RunScript):
+            scripts.append((request.keys, request.args[0]))
+            if len(scripts) == 1:
+                raise redis.exceptions.ClusterError("TTL exhausted.")
+            return [1] if request.script == "append" else 1
+        return 1 if request.args[1] == index else 0
+
+    requests = _drive(ops.add_messages(memory.core, "cv", [Message("user", "hi")]), answer)
+    assert [keys for keys, _ in scripts] == [
+        (history, seen, meta, index),
+        (index,),
+        (meta,),
+        (history,),
+        (index,),
+    ]
+    assert [op for _, op in scripts] == [b"20", b"enlist", b"created", b"20", b"enlist"]
+    assert requests[-2].args[5] == b"h"
+
+
+def test_a_users_new_session_written_one_key_at_a_time_is_listed_and_expires_whole() -> None:
+    client = _MigratingOnce()
+    memory = MemoryService(client, ttl=60).for_user("ada")
+    memory.add_message("paris", "user", "Plan my Paris trip")
+    client.refused = False
+    memory.add_message("cv", "user", "Help me with my CV")
+    assert client.refused
+    assert [m["content"] for m in memory.get_context("cv")] == ["Help me with my CV"]
+    listed = {s.session_id: s for s in memory.list_sessions()}
+    assert sorted(listed) == ["cv", "paris"]
+    assert listed["cv"].created_at is not None
+    assert listed["cv"].message_count == 1
+    history, _, _, meta = memory.keys.all("cv")
+    index = memory.keys.index()
+    assert index is not None
+    assert 0 < client.pttl(history) <= 60_000
+    assert 0 < client.pttl(meta) <= 60_000
+    assert client.pttl(index) >= client.pttl(meta)
+
+
+def test_a_users_new_session_without_expiry_leaves_its_index_without_one() -> None:
+    client = _MigratingOnce()
+    memory = MemoryService(client, ttl=60).for_user("ada")
+    memory.add_message("paris", "user", "Plan my Paris trip")
+    forever = MemoryService(client, ttl=None).for_user("ada")
+    client.refused = False
+    forever.add_message("cv", "user", "Help me with my CV")
+    assert client.refused
+    index = memory.keys.index()
+    assert index is not None
+    assert client.pttl(index) == -1
+    assert client.pttl(memory.keys.meta("cv")) == -1
