@@ -100,7 +100,7 @@ class AppendCall:
     roles: str = ""
     """One letter a key, as the script takes them in ``ARGV[6]`` (see append.lua)."""
 
-    def declaring(self, present: Iterable[str], *, history_only: bool = False) -> AppendCall:
+    def declaring(self, present: Iterable[str], *, without_index: bool = False) -> AppendCall:
         """Return this call declaring only the history and the keys in ``present``.
 
         In a cluster slot being migrated, Redis refuses (TRYAGAIN) a script that
@@ -108,11 +108,13 @@ class AppendCall:
         creates the history, and keeps up only the other keys it is given. A
         user's session keeps its index and metadata whatever: written without
         them, it would be missing from the user's listing and erasure. With
-        ``history_only``, once they are written on their own, it declares the
-        history alone.
+        ``without_index`` (the index written on its own), it declares neither the
+        index nor, unless present, the metadata.
         """
-        kept = set(present)
-        always = "hmx" if "x" in self.roles and not history_only else "h"
+        user = "x" in self.roles and not without_index
+        kept = {k for k, r in zip(self.keys, self.roles, strict=True) if r != "x" or user}
+        kept &= set(present)
+        always = "hmx" if user else "h"
         pairs = [
             (k, r) for k, r in zip(self.keys, self.roles, strict=True) if r in always or k in kept
         ]

@@ -37,6 +37,7 @@ from .exceptions import (
     NotReplicatedError,
     SessionChangedError,
     SessionExistsError,
+    WriteOutcomeUnknownError,
     WrongKeyTypeError,
     check_whole_number,
 )
@@ -154,8 +155,8 @@ def _declaring_what_exists(call: AppendCall) -> Operation[tuple[AppendCall, Any]
     """Run the append again, declaring only the keys the session has; return it and its reply.
 
     The session's slot is being migrated and a key the call declared is missing
-    on a node: nothing ran. A user's brand-new session is written one key at a
-    time (see :func:`_one_key_at_a_time`).
+    on a node: nothing ran. A user's session, or a brand-new one, is written in
+    steps (see :func:`_in_steps`).
     """
     present = []
     for key in call.keys:
@@ -164,40 +165,73 @@ def _declaring_what_exists(call: AppendCall) -> Operation[tuple[AppendCall, Any]
                 present.append(key)
         except REDIS_EXCEPTIONS as failed:
             raise storage_error(failed, op=Op.READ) from failed
-    if "x" in call.roles and call.keys[0] not in present:
-        return (yield from _one_key_at_a_time(call))
+    if "x" in call.roles or call.keys[0] not in present:
+        return (yield from _in_steps(call, present))
     call = call.declaring(present)
     return call, (yield from _append_script(call))
 
 
-def _one_key_at_a_time(call: AppendCall) -> Operation[tuple[AppendCall, Any]]:
-    """Write a user's brand-new session one key at a time: index, metadata, history, index.
+def _in_steps(call: AppendCall, present: list[str]) -> Operation[tuple[AppendCall, Any]]:
+    """Append in steps, each declaring keys that one node holds: index, metadata, history, ids.
 
-    While the user's hash slot migrates, Redis refuses a script that declares the
-    session's keys (missing) beside the index (present on a node), and redis-py's
-    retries end without anything written. The session is listed in the index
-    first, so that nothing is ever stored that the user's listing and erasure
-    cannot reach (stopped before its history, it is listed without messages, or
-    dropped by the next listing if it has no metadata hash yet). Its created_at
-    comes next, then the append declaring the history alone, then the index
-    again, for a TTL no shorter than the session's.
+    While a slot migrates, Redis refuses (TRYAGAIN) a script that declares keys
+    missing on a node beside ones it has, and redis-py's retries end without
+    anything written. A user's index and sessions, and a brand-new session's
+    keys (missing) beside the others, may be on two nodes, so:
+
+    - a user's session is listed in the index first (or has its last activity
+      moved on), so that nothing is ever stored that the user's listing and
+      erasure cannot reach, and again at the end, for a TTL no shorter than the
+      session's;
+    - a brand-new session gets its created_at, or its metadata's TTL, alone; then
+      its history alone; then the ids it stored, so that its next message can
+      declare them beside the history (without the field '', read once then);
+    - any other session is appended to, declaring the keys it has but the index.
+
+    Stopped between two steps, a user's session is listed without messages until
+    its metadata expires, or dropped by the next listing if it has none yet.
     """
     keys = dict(zip(call.roles, call.keys, strict=True))
     ttl, now, member = call.args[1], call.args[3], call.args[4]
-    enlist = (keys["x"],), [b"enlist", member, ttl, now]
-    yield from _alone(*enlist, call)
-    yield from _alone((keys["m"],), [b"created", ttl, now], call)
-    narrowed = call.declaring((), history_only=True)
+    new = keys["h"] not in present
+    enlist = ((keys["x"],), [b"enlist", member, ttl, now]) if "x" in keys else None
+    if enlist:
+        yield from _alone(*enlist, call)
+    if new and ("x" in keys or keys.get("m") in present):
+        yield from _alone((keys["m"],), [b"created", ttl, now if "x" in keys else b""], call)
+    narrowed = call.declaring(() if new else present, without_index=True)
     reply = yield from _append_script(narrowed)
-    yield from _alone(*enlist, call)
+    if new:
+        stored = [item for item, outcome in zip(call.encoded, reply, strict=True) if outcome == 1]
+        ids = [
+            part for item in stored for part in (str(item.message.id).encode(), item.fingerprint)
+        ]
+        if ids:
+            yield from _alone((keys["s"],), [b"remember", ttl, *ids], call, stored=True)
+    if enlist:
+        yield from _alone(*enlist, call, stored=True)
     return narrowed, reply
 
 
-def _alone(keys: tuple[str, ...], args: list[bytes], call: AppendCall) -> Operation[None]:
-    """Run one operation of the sessions script for ``call``'s session (see sessions.lua)."""
+def _alone(
+    keys: tuple[str, ...], args: list[bytes], call: AppendCall, *, stored: bool = False
+) -> Operation[None]:
+    """Run one operation of the sessions script for ``call``'s session (see sessions.lua).
+
+    ``stored``: the call's messages are stored already, whatever this step's fate.
+    """
     try:
         yield RunScript(keys, args, script="sessions", writes=True)
+    except NotReplicatedError as short:
+        raise short.with_messages(call.messages) from None
     except REDIS_EXCEPTIONS as exc:
+        if stored:
+            raise WriteOutcomeUnknownError(
+                f"the messages were stored, but the next step of the write ({args[0].decode()})"
+                f" failed ({type(exc).__name__}: {exc}): resending them is safe, and stores"
+                " nothing twice",
+                call.messages,
+            ) from exc
         raise script_error(exc, keys=keys, messages=call.messages) from exc
 
 

@@ -28,12 +28,20 @@
 --         Stores the metadata doc with the session: the session's keys get its
 --         TTL, and a user's session is listed from now on.
 -- enlist  KEYS[1] the user's index alone; ARGV[2] member, ARGV[3] TTL in ms ('0' for
---         none), ARGV[4] now (ms). Lists a brand-new session whose keys cannot be
---         declared beside the index: while the user's hash slot migrates, Redis refuses
---         (TRYAGAIN) a script that declares keys missing on a node beside ones it has.
---         Then 'created' and the append, each declaring one key, write the session.
--- created KEYS[1] the session's metadata hash alone; ARGV[2] TTL, ARGV[3] now (ms):
---         sets its created_at unless set, and its TTL.
+--         none), ARGV[4] now (ms). While the user's hash slot migrates, Redis refuses
+--         (TRYAGAIN) a script that declares keys missing on a node beside ones it has;
+--         an append so refused is then made in steps, each declaring keys that one
+--         node holds: enlist, 'created' (a brand-new session), the append without the
+--         index, 'remember' (a brand-new session), enlist again. The index lists the
+--         session before anything else of it is written; its score only grows (last
+--         activity), and the second enlist gives it a TTL no shorter than the session's.
+-- created KEYS[1] the session's metadata hash alone; ARGV[2] TTL, ARGV[3] now (ms), or
+--         '' for a session without a user: sets its created_at unless set, and its TTL.
+-- remember KEYS[1] the session's hash of ids alone; ARGV[2] TTL, ARGV[3..] pairs: id,
+--         fingerprint. Adds the ids of messages written with the history alone,
+--         without the field '': the next append reads the history once and
+--         completes the hash. A brand-new session's next message can then declare
+--         the hash beside the history.
 
 local op = ARGV[1]
 
@@ -158,28 +166,35 @@ if op == 'clear' then
   return deleted
 end
 
+-- The expiry command of one key: PEXPIRE, or PERSIST when ttl is '0'.
+local function expiry(key, ttl)
+  if ttl == '0' then return {'PERSIST', key} end
+  return {'PEXPIRE', key, ttl}
+end
+
 if op == 'enlist' then
-  local commands = {{'ZADD', KEYS[1], 'NX', '0', 'm'}, {'PTTL', KEYS[1]}}
-  commands[3] = ARGV[3] == '0' and {'PERSIST', KEYS[1]} or {'PEXPIRE', KEYS[1], ARGV[3]}
+  local commands = {{'ZADD', KEYS[1], 'GT', '0', 'm'}, {'PTTL', KEYS[1]}, expiry(KEYS[1], ARGV[3])}
   local refused = allowed(commands) or check({'zset'})
   if refused then return refused end
   local index_ttl = redis.call('PTTL', KEYS[1])
-  redis.call('ZADD', KEYS[1], 'NX', ARGV[4], ARGV[2])
+  redis.call('ZADD', KEYS[1], 'GT', ARGV[4], ARGV[2])
   expire_index(KEYS[1], ARGV[3], index_ttl)
   return 1
 end
 
-if op == 'created' then
-  local commands = {{'HSETNX', KEYS[1], 'created_at', '0'}}
-  commands[2] = ARGV[2] == '0' and {'PERSIST', KEYS[1]} or {'PEXPIRE', KEYS[1], ARGV[2]}
-  local refused = allowed(commands) or check({'hash'})
+if op == 'created' or op == 'remember' then
+  local set = op == 'created' and {'HSETNX', KEYS[1], 'created_at', ARGV[3]}
+    or {'HSET', KEYS[1], 'id', 'fp'}
+  local refused = allowed({set, expiry(KEYS[1], ARGV[2])}) or check({'hash'})
   if refused then return refused end
-  redis.call('HSETNX', KEYS[1], 'created_at', ARGV[3])
-  if ARGV[2] == '0' then
-    redis.call('PERSIST', KEYS[1])
-  else
-    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  if op == 'created' then
+    if ARGV[3] ~= '' then redis.call(unpack(set)) end
+  else  -- in chunks, within the Lua stack's limit for unpack
+    for first = 3, #ARGV, 1000 do
+      redis.call('HSET', KEYS[1], unpack(ARGV, first, math.min(first + 999, #ARGV)))
+    end
   end
+  redis.call(unpack(expiry(KEYS[1], ARGV[2])))
   return 1
 end
 

@@ -2,9 +2,10 @@
 
 On a real cluster, features/production/cluster.feature holds a slot half-way
 between two nodes. These pin the parts underneath: after redis-py gives up on
-TRYAGAIN ("TTL exhausted."), the append declares only the keys the session has,
-and the script refuses, writing nothing, a session with history whose hash it
-was not given.
+TRYAGAIN ("TTL exhausted."), the append declares only the keys the session has
+(a brand-new or a user's session: in steps, one node's keys each), and the
+script refuses, writing nothing, a session with history whose hash it was not
+given.
 """
 
 import json
@@ -14,7 +15,13 @@ import fakeredis
 import pytest
 import redis
 
-from chat_memory import MemoryService, Message, StorageUnavailableError, WriteOutcomeUnknownError
+from chat_memory import (
+    MemoryService,
+    Message,
+    MessageIdConflictError,
+    StorageUnavailableError,
+    WriteOutcomeUnknownError,
+)
 from chat_memory import _ops as ops
 from chat_memory._core import APPEND_LUA
 from chat_memory._errors import script_error
@@ -56,7 +63,7 @@ def test_after_tryagain_the_append_declares_only_the_keys_the_session_has() -> N
                 raise redis.exceptions.ClusterError("TTL exhausted.")
             return [1]
         assert request.args[0] == "EXISTS"
-        return 1 if request.args[1] == seen else 0
+        return 1 if request.args[1] in (history, seen) else 0
 
     requests = _drive(ops.add_messages(memory.core, "s", [Message("user", "hi")]), answer)
     assert scripts == [(history, seen, meta), (history, seen)]
@@ -201,10 +208,18 @@ def test_a_users_new_session_is_written_one_key_at_a_time_after_tryagain() -> No
         (index,),
         (meta,),
         (history,),
+        (seen,),
         (index,),
     ]
-    assert [op for _, op in scripts] == [b"20", b"enlist", b"created", b"20", b"enlist"]
-    assert requests[-2].args[5] == b"h"
+    assert [op for _, op in scripts] == [
+        b"20",
+        b"enlist",
+        b"created",
+        b"20",
+        b"remember",
+        b"enlist",
+    ]
+    assert requests[-3].args[5] == b"h"
 
 
 def test_a_users_new_session_written_one_key_at_a_time_is_listed_and_expires_whole() -> None:
@@ -239,3 +254,58 @@ def test_a_users_new_session_without_expiry_leaves_its_index_without_one() -> No
     assert index is not None
     assert client.pttl(index) == -1
     assert client.pttl(memory.keys.meta("cv")) == -1
+
+
+def test_a_new_session_written_in_steps_knows_its_ids_and_completes_its_hash() -> None:
+    # Its first message is written with the history alone, then its ids alone: its next
+    # message can declare the hash beside the history, and a resent first message is known,
+    # with its fingerprint (so that another message under its id is still refused).
+    client = _MigratingOnce()
+    memory = MemoryService(client, ttl=60)
+    first = memory.add_message("s", "user", "hello", message_id="m-1")
+    assert client.refused
+    seen = memory.keys.seen("s")
+    assert {_text(k) for k in client.hkeys(seen)} == {"m-1"}  # without '': read once later
+    assert 0 < client.pttl(seen) <= 60_000
+    memory.add_message("s", "user", "again")
+    assert client.hget(seen, "") is not None  # the hash completed by that next append
+    resent = memory.add_messages("s", [first])
+    assert resent.already_stored == [first]
+    with pytest.raises(MessageIdConflictError):
+        memory.add_message("s", "user", "something else", message_id="m-1")
+    assert [m["content"] for m in memory.get_context("s")] == ["hello", "again"]
+
+
+def test_a_new_session_written_in_steps_keeps_its_metadata_alive() -> None:
+    client = _MigratingOnce()
+    client.refused = True
+    MemoryService(client, ttl=60).set_metadata("s", {"title": "Paris"})
+    client.refused = False
+    memory = MemoryService(client, ttl=600)
+    memory.add_message("s", "user", "hello")
+    assert client.refused
+    assert client.pttl(memory.keys.meta("s")) > 60_000
+    assert memory.get_metadata("s") == {"title": "Paris"}
+
+
+@pytest.mark.parametrize("failing", [b"remember", b"enlist"])
+def test_a_step_after_the_append_that_fails_says_the_messages_were_stored(failing: bytes) -> None:
+    # The history is written: an error there must not say "nothing was written". It is a
+    # write of unknown outcome, whose resend is safe.
+    memory = MemoryService(fakeredis.FakeRedis()).for_user("ada")
+    index = memory.keys.index()
+    seen: list[bytes] = []
+
+    def answer(request: Any) -> Any:
+        if isinstance(request, ops.RunScript):
+            seen.append(request.args[0])
+            if len(seen) == 1:
+                raise redis.exceptions.ClusterError("TTL exhausted.")
+            if request.args[0] == failing and len(seen) > 3:
+                raise redis.exceptions.ResponseError("CHATMEM_NOPERM hset")
+            return [1] if request.script == "append" else 1
+        return 1 if request.args[1] == index else 0
+
+    with pytest.raises(WriteOutcomeUnknownError, match="the messages were stored") as failed:
+        _drive(ops.add_messages(memory.core, "cv", [Message("user", "hi", id="m-1")]), answer)
+    assert [m.id for m in failed.value.messages] == ["m-1"]
