@@ -205,8 +205,11 @@ def diffs_of(workdir: Path) -> dict[str, str]:
             for item in body:
                 if isinstance(item, functions) and "__mutmut_" in item.name:
                     text = lines[item.lineno - 1 : item.end_lineno]
-                    # Named as the function it comes from, so the diff shows only the mutation.
-                    text[0] = text[0].replace(item.name, item.name.partition("__mutmut_")[0], 1)
+                    # Named as the function it comes from (x_f -> f, xǁClassǁm -> m, as
+                    # mutmut show names it), so the diff shows only the mutation.
+                    base = item.name.partition("__mutmut_")[0]
+                    plain = base.rpartition("ǁ")[2] if "ǁ" in base else base.removeprefix("x_")
+                    text[0] = text[0].replace(item.name, plain, 1)
                     generated[item.name] = text
         shown = f"src/chat_memory/{path.name}"
         for name, lines in generated.items():

@@ -287,6 +287,28 @@ def test_every_mutants_diff_is_read_from_the_files_mutmut_writes(tmp_path: Path)
         check_diffs(tmp_path, [function, Mutant("x", "_keys.py", "g", 0)])
 
 
+def test_a_mutant_of_a_methods_signature_is_shown_under_the_methods_own_name(
+    tmp_path: Path,
+) -> None:
+    # A mutated default argument changes the def line: it was shown as
+    # "def xǁAppendCallǁdeclaring(...)" where mutmut show says "def declaring(...)", and the
+    # check that the two agree stopped the run.
+    package = tmp_path / "mutants" / "src" / "chat_memory"
+    package.mkdir(parents=True)
+    (package / "_core.py").write_text(
+        "def x_f__mutmut_orig(a, b=False):\n    return a\n\n"
+        "def x_f__mutmut_1(a, b=True):\n    return a\n\n"
+        "class AppendCall:\n"
+        "    def xǁAppendCallǁdeclaring__mutmut_orig(self, k=False):\n        return k\n\n"
+        "    def xǁAppendCallǁdeclaring__mutmut_1(self, k=True):\n        return k\n",
+        encoding="utf-8",
+    )
+    diffs = diffs_of(tmp_path)
+    function, method = (Mutant(name, "_core.py", "f", 0, diff=diffs[name]) for name in diffs)
+    assert function.changed == (["def f(a, b=False):"], ["def f(a, b=True):"])
+    assert method.changed == (["def declaring(self, k=False):"], ["def declaring(self, k=True):"])
+
+
 def test_the_commit_is_dirty_for_any_change_but_the_report(tmp_path: Path) -> None:
     # --from-results rewrites docs/mutation.md: an --update after it named the commit
     # "-dirty" though the code it mutated was the commit's.
