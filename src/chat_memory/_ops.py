@@ -10,6 +10,7 @@ sans-I/O core serves both worlds.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Generator, Iterable
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias, TypeVar
 
@@ -151,20 +152,26 @@ def add_messages(
     return result
 
 
+_TYPES: Final = {"h": "list", "s": "hash", "i": "list", "m": "hash", "x": "zset"}
+"""The type of the key each role letter of an append names (see append.lua)."""
+
+
 def _declaring_what_exists(call: AppendCall) -> Operation[tuple[AppendCall, Any]]:
     """Run the append again, declaring only the keys the session has; return it and its reply.
 
     The session's slot is being migrated and a key the call declared is missing
-    on a node: nothing ran. A user's session, or a brand-new one, is written in
-    steps (see :func:`_in_steps`).
+    on a node: nothing ran. A key of another type is refused here, before any
+    step writes. A user's session, or a brand-new one, is written in steps (see
+    :func:`_in_steps`).
     """
     present = []
-    for key in call.keys:
-        try:
-            if (yield Command(("EXISTS", key))):
-                present.append(key)
-        except REDIS_EXCEPTIONS as failed:
-            raise storage_error(failed, op=Op.READ) from failed
+    for key, role in zip(call.keys, call.roles, strict=True):
+        found = yield from _read(Command(("TYPE", key)), key)
+        kind = found.decode() if isinstance(found, bytes) else str(found)
+        if kind not in ("none", _TYPES[role]):
+            raise WrongKeyTypeError(key, kind)
+        if kind != "none":
+            present.append(key)
     if "x" in call.roles or call.keys[0] not in present:
         return (yield from _in_steps(call, present))
     call = call.declaring(present)
@@ -181,49 +188,77 @@ def _in_steps(call: AppendCall, present: list[str]) -> Operation[tuple[AppendCal
 
     - a user's session is listed in the index first (or has its last activity
       moved on), so that nothing is ever stored that the user's listing and
-      erasure cannot reach, and again at the end, for a TTL no shorter than the
-      session's;
-    - a brand-new session gets its created_at, or its metadata's TTL, alone; then
-      its history alone; then the ids it stored, so that its next message can
-      declare them beside the history (without the field '', read once then);
-    - any other session is appended to, declaring the keys it has but the index.
+      erasure cannot reach; a brand-new one gets its created_at, and is listed
+      again (a listing in between found no metadata and dropped it);
+    - a brand-new session without a user has its metadata's TTL restarted, if
+      it has metadata;
+    - the append declares the keys the session has, never the index (a
+      brand-new session: its history alone);
+    - a brand-new session's ids follow, in its hash (without the field '', so
+      the next append reads the history once and completes it) and in its list
+      of ids (a retry window longer than the history), so that its next message,
+      and a resent one, declare them beside the history;
+    - the index last, for a TTL no shorter than the session's, whatever failed.
 
-    Stopped between two steps, a user's session is listed without messages until
-    its metadata expires, or dropped by the next listing if it has none yet.
+    A step that wrote but was not confirmed by the replicas (a durability
+    setting) does not stop the others: the call ends with NotReplicatedError.
     """
     keys = dict(zip(call.roles, call.keys, strict=True))
-    ttl, now, member = call.args[1], call.args[3], call.args[4]
+    ttl, window, now, member = call.args[1], call.args[2], call.args[3], call.args[4]
     new = keys["h"] not in present
-    enlist = ((keys["x"],), [b"enlist", member, ttl, now]) if "x" in keys else None
-    if enlist:
-        yield from _alone(*enlist, call)
-    if new and ("x" in keys or keys.get("m") in present):
-        yield from _alone((keys["m"],), [b"created", ttl, now if "x" in keys else b""], call)
+    user = "x" in keys
+    enlist = ((keys.get("x", ""),), [b"enlist", member, ttl, now])  # a user's session only
+    short: list[NotReplicatedError] = []
+    if user:
+        yield from _alone(*enlist, call, short)
+    if new and (user or keys.get("m") in present):
+        yield from _alone((keys["m"],), [b"created", ttl, now if user else b""], call, short)
+        if user:
+            yield from _alone(*enlist, call, short)
     narrowed = call.declaring(() if new else present, without_index=True)
-    reply = yield from _append_script(narrowed)
-    if new:
-        stored = [item for item, outcome in zip(call.encoded, reply, strict=True) if outcome == 1]
-        ids = [
-            part for item in stored for part in (str(item.message.id).encode(), item.fingerprint)
-        ]
-        if ids:
-            yield from _alone((keys["s"],), [b"remember", ttl, *ids], call, stored=True)
-    if enlist:
-        yield from _alone(*enlist, call, stored=True)
+    try:
+        try:
+            reply = yield from _append_script(narrowed)
+        except NotReplicatedError as unconfirmed:  # stored on the primary: go on
+            short.append(unconfirmed)
+            reply = unconfirmed.reply
+        if new:
+            stored = [item for item, done in zip(call.encoded, reply, strict=True) if done == 1]
+            ids = [str(item.message.id).encode() for item in stored]
+            pairs = [part for item, id_ in zip(stored, ids, strict=True)
+                     for part in (id_, item.fingerprint)]  # fmt: skip
+            if ids:
+                yield from _alone((keys["s"],), [b"remember", ttl, *pairs], call, short, True)
+            if ids and "i" in keys:
+                yield from _alone((keys["i"],), [b"ids", ttl, window, *ids], call, short, True)
+    except Exception:
+        if user:  # the index's TTL all the same; the call fails with its own error
+            with suppress(Exception):
+                yield from _alone(*enlist, call, short, True)
+        raise
+    if user:
+        yield from _alone(*enlist, call, short, True)
+    if short:
+        raise short[0].with_messages(call.messages)
     return narrowed, reply
 
 
 def _alone(
-    keys: tuple[str, ...], args: list[bytes], call: AppendCall, *, stored: bool = False
+    keys: tuple[str, ...],
+    args: list[bytes],
+    call: AppendCall,
+    short: list[NotReplicatedError],
+    stored: bool = False,
 ) -> Operation[None]:
     """Run one operation of the sessions script for ``call``'s session (see sessions.lua).
 
-    ``stored``: the call's messages are stored already, whatever this step's fate.
+    A write the replicas did not confirm is added to ``short``. ``stored``: the
+    call's messages are stored already, whatever this step's fate.
     """
     try:
         yield RunScript(keys, args, script="sessions", writes=True)
-    except NotReplicatedError as short:
-        raise short.with_messages(call.messages) from None
+    except NotReplicatedError as unconfirmed:
+        short.append(unconfirmed)
     except REDIS_EXCEPTIONS as exc:
         if stored:
             raise WriteOutcomeUnknownError(

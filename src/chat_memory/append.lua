@@ -7,7 +7,8 @@
 --          x  the user's index of sessions
 --          In a cluster slot being migrated, Redis refuses a script that declares a
 --          missing key beside others; the caller then declares only the keys that exist.
---          Without the hash, only a session with no history yet is written.
+--          Without the hash (or the ids list, with a window longer than the history),
+--          only a session with no history yet is written.
 -- ARGV[1]  max_history                       ARGV[2]  TTL in milliseconds, '0' for none
 -- ARGV[3]  how many ids to remember; '0': those of the messages in the history
 -- ARGV[4]  now, in milliseconds since the epoch
@@ -27,7 +28,8 @@
 -- Every refusal comes before the first write, so an error reply means nothing was
 -- written: CHATMEM_WRONGTYPE <key number> <type>, CHATMEM_NOPERM <command>,
 -- CHATMEM_CONFLICT <message number> (an id already stored with another digest),
--- CHATMEM_MOVING (a session with history whose hash could not be declared). A key
+-- CHATMEM_MOVING (a session with history whose hash, or whose ids list holding a
+-- longer retry window, could not be declared). A key
 -- of another type is refused by the read each key gets first, or by the first write;
 -- on Redis 7 each write's permission is asked in advance.
 -- Returns one element per message: 1 if appended, else the stored fingerprint of
@@ -287,7 +289,11 @@ if S then
     if refusal then return refusal end
     for n = 1, #rest do stored[999 + n] = found[n] end
   end
-else
+end
+-- Without the hash, or without the ids list that holds a retry window longer than the
+-- history (keys not declared while a slot migrates), only a session with no history
+-- yet is written: the ids of the others would not all be found.
+if not S or (not I and A[3] ~= '0') then
   local length
   length, refusal = read('h', 'LLEN', H)
   if refusal then return refusal end

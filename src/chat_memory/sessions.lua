@@ -31,10 +31,12 @@
 --         none), ARGV[4] now (ms). While the user's hash slot migrates, Redis refuses
 --         (TRYAGAIN) a script that declares keys missing on a node beside ones it has;
 --         an append so refused is then made in steps, each declaring keys that one
---         node holds: enlist, 'created' (a brand-new session), the append without the
---         index, 'remember' (a brand-new session), enlist again. The index lists the
---         session before anything else of it is written; its score only grows (last
---         activity), and the second enlist gives it a TTL no shorter than the session's.
+--         node holds: enlist, 'created' and enlist again (a brand-new session), the
+--         append without the index, 'remember' and 'ids' (a brand-new session), enlist
+--         again. The index lists the session before anything else of it is written
+--         (and again once its metadata exists, which listing takes as alive); its score
+--         only grows (last activity); the last enlist gives it a TTL no shorter than the
+--         session's.
 -- created KEYS[1] the session's metadata hash alone; ARGV[2] TTL, ARGV[3] now (ms), or
 --         '' for a session without a user: sets its created_at unless set, and its TTL.
 -- remember KEYS[1] the session's hash of ids alone; ARGV[2] TTL, ARGV[3..] pairs: id,
@@ -42,6 +44,9 @@
 --         without the field '': the next append reads the history once and
 --         completes the hash. A brand-new session's next message can then declare
 --         the hash beside the history.
+-- ids     KEYS[1] the session's list of ids alone (a retry window longer than the
+--         history); ARGV[2] TTL, ARGV[3] the window, ARGV[4..] the same ids, in order:
+--         pushed, the list trimmed to the window.
 
 local op = ARGV[1]
 
@@ -194,6 +199,19 @@ if op == 'created' or op == 'remember' then
       redis.call('HSET', KEYS[1], unpack(ARGV, first, math.min(first + 999, #ARGV)))
     end
   end
+  redis.call(unpack(expiry(KEYS[1], ARGV[2])))
+  return 1
+end
+
+if op == 'ids' then
+  local refused = allowed({
+    {'RPUSH', KEYS[1], 'id'}, {'LTRIM', KEYS[1], '0', '-1'}, expiry(KEYS[1], ARGV[2]),
+  }) or check({'list'})
+  if refused then return refused end
+  for first = 4, #ARGV, 1000 do  -- in chunks, within the Lua stack's limit for unpack
+    redis.call('RPUSH', KEYS[1], unpack(ARGV, first, math.min(first + 999, #ARGV)))
+  end
+  redis.call('LTRIM', KEYS[1], -tonumber(ARGV[3]), -1)
   redis.call(unpack(expiry(KEYS[1], ARGV[2])))
   return 1
 end
