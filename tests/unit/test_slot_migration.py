@@ -281,15 +281,34 @@ def test_a_new_session_written_in_steps_knows_its_ids_and_completes_its_hash() -
 
 
 def test_a_new_session_written_in_steps_keeps_its_metadata_alive() -> None:
-    client = _MigratingOnce()
-    client.refused = True
+    client = _Migrating()
+    client.migrating = False  # set before the slot began to move
     MemoryService(client, ttl=60).set_metadata("s", {"title": "Paris"})
-    client.refused = False
+    client.migrating = True
     memory = MemoryService(client, ttl=600)
-    memory.add_message("s", "user", "hello")
-    assert client.refused
-    assert client.pttl(memory.keys.meta("s")) > 60_000
+    memory.add_message("s", "user", "hello")  # the metadata exists, the history does not
+    meta = memory.keys.meta("s")
+    assert client.pttl(meta) > 60_000
     assert memory.get_metadata("s") == {"title": "Paris"}
+    assert {_text(k) for k in client.hkeys(meta)} == {"doc"}  # no created_at without a user
+    assert [m["content"] for m in memory.get_context("s")] == ["hello"]
+
+
+def test_a_users_session_whose_index_is_on_the_other_node_keeps_taking_messages() -> None:
+    memory = MemoryService(fakeredis.FakeRedis(), ttl=60).for_user("ada")
+    index = memory.keys.index()
+    assert index is not None
+    client = _Migrating(moved=(index,))
+    memory = MemoryService(client, ttl=60).for_user("ada")
+    memory.add_message("paris", "user", "Plan my Paris trip")  # everything on one node
+    before = client.zscore(index, "paris")
+    memory.add_message("paris", "user", "Which museums?")
+    assert [m["content"] for m in memory.get_context("paris")] == [
+        "Plan my Paris trip",
+        "Which museums?",
+    ]
+    assert (client.zscore(index, "paris") or 0) >= (before or 0)
+    assert client.pttl(index) >= client.pttl(memory.keys.history("paris"))
 
 
 @pytest.mark.parametrize("failing", [b"remember", b"enlist"])
@@ -316,14 +335,27 @@ def test_a_step_after_the_append_that_fails_says_the_messages_were_stored(failin
 
 
 class _Migrating(fakeredis.FakeRedis):
-    """A client of a slot being migrated: a script declaring a missing key beside others ends
-    as redis-py's TRYAGAIN retries do, every time, as on a real cluster until the slot moves."""
+    """A client of a slot being migrated, as redis-py sees it until the slot has moved.
+
+    The keys in ``moved`` are on the new node, the others on the old one. A script
+    declaring a missing key beside others, or keys of both nodes, ends as redis-py's
+    TRYAGAIN retries do, every time; one declaring a single key is served.
+    """
+
+    def __init__(self, moved: tuple[str, ...] = ()) -> None:
+        super().__init__()
+        self.moved = set(moved)
+        self.migrating = True
 
     def execute_command(self, *args: Any, **options: Any) -> Any:
-        if args[0] == "EVALSHA" and int(args[2]) > 1:
-            for key in args[3 : 3 + int(args[2])]:
+        if self.migrating and args[0] == "EVALSHA" and int(args[2]) > 1:
+            declared = [_text(k) for k in args[3 : 3 + int(args[2])]]
+            nodes = {key in self.moved for key in declared}
+            for key in declared:
                 if not super().execute_command("EXISTS", key):  # type: ignore[no-untyped-call]
-                    raise redis.exceptions.ClusterError("TTL exhausted.")
+                    nodes.add(None)  # type: ignore[arg-type]
+            if len(nodes) > 1:
+                raise redis.exceptions.ClusterError("TTL exhausted.")
         return super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
 
 
