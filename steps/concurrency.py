@@ -384,7 +384,7 @@ def slot_being_migrated(
 @given(
     parsers.re(
         r'the slot of user "(?P<user>[^"]+)" is being migrated to another node'
-        r"(?P<moved>, with its keys moved there)?$"
+        r"(?:, with (?P<moved>its keys|only the user's index) moved there)?$"
     )
 )
 @requires("users", "storage_contract")
@@ -393,10 +393,12 @@ def user_slot_being_migrated(
 ) -> None:
     """The hash slot of the user's sessions is half-way to another node, as a session's above.
 
-    With its keys moved there, every key of the user (index, sessions) is on the new node.
+    With its keys moved there, every key of the user (index, sessions) is on the new node;
+    with only the index, the sessions' keys are still on the old one.
 
     Given the slot of user "ada" is being migrated to another node
     Given the slot of user "ada" is being migrated to another node, with its keys moved there
+    Given the slot of user "ada" is being migrated to another node, with only the user's index moved there
     """
     assert isinstance(redis_client, redis.RedisCluster), "this step needs a Redis Cluster"
     index = memory.keys.for_user(user).index()
@@ -404,7 +406,8 @@ def user_slot_being_migrated(
     slot = redis_client.keyslot(index)
     owner = redis_client.get_node_from_key(index)
     held = redis_client.execute_command("CLUSTER GETKEYSINSLOT", slot, 10_000, target_nodes=owner)
-    start_migrating(redis_client, index, moved=[as_text(k) for k in held] if moved else [])
+    keys = {"its keys": [as_text(k) for k in held], "only the user's index": [index]}
+    start_migrating(redis_client, index, moved=keys.get(moved or "", []))
 
 
 @when(parsers.parse('the migration of the slot of user "{user}" completes'))

@@ -246,6 +246,24 @@ def user_tries_to_clear(memory: MemoryService, attempt: Attempt, user: str, name
     attempt.make(lambda: memory.for_user(user).clear(name))
 
 
+@given(parsers.parse('the app tried to list the sessions of user "{user}"'))
+def app_tried_to_list(memory: MemoryService, attempt: Attempt, user: str) -> None:
+    """The app listed the user's sessions; a failure is kept (a listing that fails is fine).
+
+    Given the app tried to list the sessions of user "ada"
+    """
+    attempt.make(lambda: memory.for_user(user).list_sessions(limit=1000))
+
+
+@given(parsers.parse('the app tried to forget user "{user}"'))
+def app_tried_to_forget(memory: MemoryService, attempt: Attempt, user: str) -> None:
+    """The app erased the user; a failure is kept (an erasure that fails is asked again).
+
+    Given the app tried to forget user "ada"
+    """
+    attempt.make(lambda: memory.forget_user(user))
+
+
 @when(parsers.parse('the sessions of user "{user}" are listed'))
 def sessions_listed(memory: MemoryService, users: Users, user: str) -> None:
     """The app lists every session of the user (as many as one listing returns).

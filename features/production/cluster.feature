@@ -135,6 +135,28 @@ Feature: Sessions on a Redis Cluster
       Then the sessions listed are "first"
 
     @faults
+    Scenario: A listing while the user's index is on the new node and the sessions are not drops nothing
+      Given the memory runs on a cluster of its own
+      And user "ada" said "Plan my Paris trip" in session "paris"
+      And user "ada" said "Help me with my CV" in session "cv"
+      And the slot of user "ada" is being migrated to another node, with only the user's index moved there
+      And the app tried to list the sessions of user "ada"
+      When the migration of the slot of user "ada" completes
+      And the sessions of user "ada" are listed
+      Then the sessions listed are "cv" and "paris"
+
+    @faults
+    Scenario: An erasure while the user's index is on the new node and the sessions are not is finished by asking again
+      Given the memory runs on a cluster of its own
+      And user "ada" said "Plan my Paris trip" in session "paris"
+      And user "ada" said "Help me with my CV" in session "cv"
+      And the slot of user "ada" is being migrated to another node, with only the user's index moved there
+      And the app tried to forget user "ada"
+      When the migration of the slot of user "ada" completes
+      And user "ada" is forgotten
+      Then user "ada" has nothing stored
+
+    @faults
     Scenario: A message to a session split between two nodes mid-migration is reported in time, and is not stored
       Given the memory runs on a cluster of its own
       And a new session "busy"

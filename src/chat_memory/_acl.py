@@ -54,6 +54,10 @@ ACL_COMMANDS: Final = (
     "lpos",
     # with a durability setting: after each write, wait for replicas to confirm it
     "wait",
+    # a listing or an erasure asks whether the user's cluster slot is being resharded
+    # (without them it cannot tell, and goes on as on a server that is no cluster)
+    "cluster|nodes",
+    "cluster|keyslot",
 )
 """Every command the memory sends or runs in its script, in ACL spelling."""
 

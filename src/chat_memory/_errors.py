@@ -150,6 +150,11 @@ def script_error(
         return WrongKeyTypeError(keys[int(arg) - 1], found["more"] or "value of another type")
     if code == "CONFLICT":
         return MessageIdConflictError(str(messages[int(arg) - 1].id))
+    if code == "RESHARDING":
+        return StorageUnavailableError(
+            "the user's cluster slot is being migrated between nodes, so their sessions may"
+            " be on either: nothing was read or written; try again once it has moved"
+        )
     if code == "MOVING":
         return StorageUnavailableError(
             "the session's cluster slot is being migrated and its keys are split between two"

@@ -11,6 +11,8 @@
 -- forget  KEYS[1] index; ARGV[2] prefix, ARGV[3] how many sessions at most
 --         Deletes that many of the user's sessions, every key, and their index
 --         entries; returns {number of keys deleted, sessions left, member...}.
+--         Both refuse (CHATMEM_RESHARDING, nothing done) while this node imports or
+--         exports the user's hash slot: the sessions may be on the other node.
 -- clear   KEYS[1..4] the session's keys, KEYS[5] the index if any; ARGV[2] member
 --         Deletes the session's keys and its index entry; returns keys deleted.
 -- export  KEYS[1..4] the session's keys: returns {entries, metadata doc}, one snapshot.
@@ -113,9 +115,22 @@ local function allowed(commands)
   end
 end
 
+-- Whether this node is importing or exporting the hash slot of key (a resharding): the
+-- user's sessions may then be on the other node, out of this script's sight, where a
+-- listing would take them for expired and an erasure would miss them. Not on a cluster,
+-- or for a user not allowed to ask, the answer is no.
+local function resharding(key)
+  local nodes = redis.pcall('CLUSTER', 'NODES')
+  local slot = redis.pcall('CLUSTER', 'KEYSLOT', key)
+  if type(nodes) ~= 'string' or type(slot) ~= 'number' then return false end
+  local mine = string.match(nodes, '[^\n]*myself[^\n]*') or ''
+  return string.find(mine, '[' .. slot .. '-', 1, true) ~= nil
+end
+
 if op == 'list' then
   local refused = allowed({{'ZREM', KEYS[1], 'm'}}) or check({'zset'})
   if refused then return refused end
+  if resharding(KEYS[1]) then return redis.error_reply('CHATMEM_RESHARDING') end
   local prefix, skip, limit = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
   local out, position = {}, 0
   while #out < 5 * limit do
@@ -147,6 +162,7 @@ end
 if op == 'forget' then
   local refused = allowed({{'DEL', KEYS[1]}, {'ZREM', KEYS[1], 'm'}}) or check({'zset'})
   if refused then return refused end
+  if resharding(KEYS[1]) then return redis.error_reply('CHATMEM_RESHARDING') end
   local members = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[3]) - 1)
   local deleted = 0
   for _, member in ipairs(members) do

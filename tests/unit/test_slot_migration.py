@@ -429,3 +429,9 @@ def test_a_step_the_replicas_did_not_confirm_does_not_stop_the_write() -> None:
         _drive(ops.add_messages(memory.core, "cv", [Message("user", "hi", id="m-1")]), answer)
     assert scripts == [b"20", b"enlist", b"created", b"enlist", b"20", b"remember", b"enlist"]
     assert [m.id for m in short.value.messages] == ["m-1"]
+
+
+def test_a_listing_refused_while_the_users_slot_is_resharded_says_nothing_was_done() -> None:
+    error = script_error(redis.ResponseError("CHATMEM_RESHARDING"), keys=(), messages=())
+    assert isinstance(error, StorageUnavailableError)
+    assert "nothing was read or written" in str(error)
