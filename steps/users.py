@@ -247,19 +247,23 @@ def user_tries_to_clear(memory: MemoryService, attempt: Attempt, user: str, name
 
 
 @given(parsers.parse('the app tried to list the sessions of user "{user}"'))
+@when(parsers.parse('the app tries to list the sessions of user "{user}"'))
 def app_tried_to_list(memory: MemoryService, attempt: Attempt, user: str) -> None:
-    """The app listed the user's sessions; a failure is kept (a listing that fails is fine).
+    """The app lists the user's sessions; a failure is kept for a Then step.
 
     Given the app tried to list the sessions of user "ada"
+    When the app tries to list the sessions of user "ada"
     """
     attempt.make(lambda: memory.for_user(user).list_sessions(limit=1000))
 
 
 @given(parsers.parse('the app tried to forget user "{user}"'))
+@when(parsers.parse('the app tries to forget user "{user}"'))
 def app_tried_to_forget(memory: MemoryService, attempt: Attempt, user: str) -> None:
-    """The app erased the user; a failure is kept (an erasure that fails is asked again).
+    """The app erases the user; a failure is kept for a Then step.
 
     Given the app tried to forget user "ada"
+    When the app tries to forget user "ada"
     """
     attempt.make(lambda: memory.forget_user(user))
 

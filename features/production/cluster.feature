@@ -135,6 +135,22 @@ Feature: Sessions on a Redis Cluster
       Then the sessions listed are "first"
 
     @faults
+    Scenario: Listing a user whose slot is being migrated is refused as unavailable
+      Given the memory runs on a cluster of its own
+      And user "ada" said "Plan my Paris trip" in session "paris"
+      And the slot of user "ada" is being migrated to another node, with only the user's index moved there
+      When the app tries to list the sessions of user "ada"
+      Then the app was told within 2 seconds that the memory is unavailable
+
+    @faults
+    Scenario: Erasing a user whose slot is being migrated is refused as unavailable
+      Given the memory runs on a cluster of its own
+      And user "ada" said "Plan my Paris trip" in session "paris"
+      And the slot of user "ada" is being migrated to another node
+      When the app tries to forget user "ada"
+      Then the app was told within 2 seconds that the memory is unavailable
+
+    @faults
     Scenario: A listing while the user's index is on the new node and the sessions are not drops nothing
       Given the memory runs on a cluster of its own
       And user "ada" said "Plan my Paris trip" in session "paris"

@@ -168,6 +168,9 @@ class MemoryCore:
         self.keys = KeyLayout(namespace)
         self.clock = clock or time.time
         self.token_counter = token_counter
+        self.on_cluster = False
+        """Whether the client is a Redis Cluster's (set by the shell): a user's listing and
+        erasure then ask whether the user's slot is being resharded."""
         self._fixed_args = [
             str(self.max_history).encode(),
             str(self.ttl_ms or 0).encode(),

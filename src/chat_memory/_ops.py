@@ -38,6 +38,7 @@ from .exceptions import (
     NotReplicatedError,
     SessionChangedError,
     SessionExistsError,
+    StorageUnavailableError,
     WriteOutcomeUnknownError,
     WrongKeyTypeError,
     check_whole_number,
@@ -358,7 +359,8 @@ def list_sessions(core: MemoryCore, *, offset: int, limit: int) -> Operation[lis
     check_whole_number("offset", offset, 0)
     check_whole_number("limit", limit, 1, MAX_LISTING)
     prefix = core.keys.session_prefix().encode()
-    args = [b"list", prefix, str(offset).encode(), str(limit).encode()]
+    cluster = b"1" if core.on_cluster else b"0"
+    args = [b"list", prefix, str(offset).encode(), str(limit).encode(), cluster]
     reply = yield from _sessions_script((index,), args)
     return read_listing(reply)
 
@@ -371,8 +373,18 @@ def forget_user(core: MemoryCore, *, batch: int) -> Operation[ForgetResult]:
     prefix = core.keys.session_prefix().encode()
     sessions: list[str] = []
     deleted = 0
+    cluster = b"1" if core.on_cluster else b"0"
     while True:
-        reply = yield from _sessions_script((index,), [b"forget", prefix, str(batch).encode()])
+        args = [b"forget", prefix, str(batch).encode(), cluster]
+        try:
+            reply = yield from _sessions_script((index,), args)
+        except StorageUnavailableError as refused:  # nothing done by this batch: say the rest
+            if not sessions:
+                raise
+            raise WriteOutcomeUnknownError(
+                f"the erasure stopped after {len(sessions)} session(s) of the user were"
+                f" erased ({refused}); asking again finishes it"
+            ) from refused
         deleted += int(reply[0])
         sessions += [decode_session_id(member.decode("utf-8")) for member in reply[2:]]
         if int(reply[1]) == 0:

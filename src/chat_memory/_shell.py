@@ -69,6 +69,7 @@ class MemoryShell(Generic[ClientT]):
             )
         self._durability = durability
         self._client: ClientT = client
+        self._core.on_cluster = isinstance(client, redis.RedisCluster | redis.asyncio.RedisCluster)
         self._append: Any = client.register_script(APPEND_LUA)
         self._sessions: Any = client.register_script(SESSIONS_LUA)
 

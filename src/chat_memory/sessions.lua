@@ -4,11 +4,13 @@
 -- session or of the user (the user's sessions are found from the index: the
 -- key prefix ARGV[2] followed by a member of the index is a session's prefix).
 --
--- list    KEYS[1] index; ARGV[2] prefix, ARGV[3] offset, ARGV[4] limit
+-- list    KEYS[1] index; ARGV[2] prefix, ARGV[3] offset, ARGV[4] limit, ARGV[5] '1' on
+--         a cluster
 --         Drops from the index the sessions whose keys are gone (expired), then
 --         returns, most recently active first, for each listed session:
 --         member, last activity (ms), created_at (ms), message count, metadata doc.
--- forget  KEYS[1] index; ARGV[2] prefix, ARGV[3] how many sessions at most
+-- forget  KEYS[1] index; ARGV[2] prefix, ARGV[3] how many sessions at most, ARGV[4] '1'
+--         on a cluster
 --         Deletes that many of the user's sessions, every key, and their index
 --         entries; returns {number of keys deleted, sessions left, member...}.
 --         Both refuse (CHATMEM_RESHARDING, nothing done) while this node imports or
@@ -51,6 +53,10 @@
 --         pushed, the list trimmed to the window.
 
 local op = ARGV[1]
+
+-- Redis 6 with lua-replicate-commands off would refuse a write after CLUSTER NODES (a
+-- random command): replicate this script's effects. Redis 7 always does.
+if redis.replicate_commands then redis.replicate_commands() end
 
 local function keys_of(prefix, member)
   local p = prefix .. member
@@ -115,22 +121,29 @@ local function allowed(commands)
   end
 end
 
--- Whether this node is importing or exporting the hash slot of key (a resharding): the
--- user's sessions may then be on the other node, out of this script's sight, where a
--- listing would take them for expired and an erasure would miss them. Not on a cluster,
--- or for a user not allowed to ask, the answer is no.
-local function resharding(key)
+-- Whether this node is importing or exporting the hash slot of key (a resharding), on a
+-- cluster (cluster: '1'): the user's sessions may then be on the other node, out of this
+-- script's sight, where a listing would take them for expired and an erasure would miss
+-- them. For a user not allowed to ask (CLUSTER NODES and KEYSLOT), the answer is no.
+local function resharding(key, cluster)
+  if cluster ~= '1' then return false end
   local nodes = redis.pcall('CLUSTER', 'NODES')
   local slot = redis.pcall('CLUSTER', 'KEYSLOT', key)
   if type(nodes) ~= 'string' or type(slot) ~= 'number' then return false end
-  local mine = string.match(nodes, '[^\n]*myself[^\n]*') or ''
-  return string.find(mine, '[' .. slot .. '-', 1, true) ~= nil
+  for line in string.gmatch(nodes, '[^\n]+') do  -- <id> <address> <flags> ...
+    local flags = string.match(line, '^%S+ %S+ (%S+)')
+    if flags and string.find(',' .. flags .. ',', ',myself,', 1, true) then
+      -- [<slot>->-<id>] migrating, [<slot>-<-<id>] importing; slot ranges have no '['
+      return string.find(line, '[' .. slot .. '-', 1, true) ~= nil
+    end
+  end
+  return false
 end
 
 if op == 'list' then
   local refused = allowed({{'ZREM', KEYS[1], 'm'}}) or check({'zset'})
   if refused then return refused end
-  if resharding(KEYS[1]) then return redis.error_reply('CHATMEM_RESHARDING') end
+  if resharding(KEYS[1], ARGV[5]) then return redis.error_reply('CHATMEM_RESHARDING') end
   local prefix, skip, limit = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
   local out, position = {}, 0
   while #out < 5 * limit do
@@ -162,7 +175,7 @@ end
 if op == 'forget' then
   local refused = allowed({{'DEL', KEYS[1]}, {'ZREM', KEYS[1], 'm'}}) or check({'zset'})
   if refused then return refused end
-  if resharding(KEYS[1]) then return redis.error_reply('CHATMEM_RESHARDING') end
+  if resharding(KEYS[1], ARGV[4]) then return redis.error_reply('CHATMEM_RESHARDING') end
   local members = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[3]) - 1)
   local deleted = 0
   for _, member in ipairs(members) do

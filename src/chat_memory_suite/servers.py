@@ -227,7 +227,8 @@ def finish_migrating(cluster: redis.RedisCluster, key: str) -> None:
 
 def _migrate(here: redis.Redis, there: redis.Redis, keys: list[Any]) -> None:
     place = there.connection_pool.connection_kwargs
-    here.execute_command("MIGRATE", place["host"], place["port"], "", 0, 5000, "KEYS", *keys)
+    done = here.execute_command("MIGRATE", place["host"], place["port"], "", 0, 5000, "KEYS", *keys)
+    assert done in (b"OK", "OK", True), f"MIGRATE moved none of {keys}: {done!r}"
 
 
 def tls_refusal(options: Sequence[str]) -> str | None:

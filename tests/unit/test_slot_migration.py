@@ -287,6 +287,7 @@ def test_a_new_session_written_in_steps_keeps_its_metadata_alive() -> None:
     client.migrating = True
     memory = MemoryService(client, ttl=600)
     memory.add_message("s", "user", "hello")  # the metadata exists, the history does not
+    assert client.refusals > 0
     meta = memory.keys.meta("s")
     assert client.pttl(meta) > 60_000
     assert memory.get_metadata("s") == {"title": "Paris"}
@@ -301,8 +302,9 @@ def test_a_users_session_whose_index_is_on_the_other_node_keeps_taking_messages(
     client = _Migrating(moved=(index,))
     memory = MemoryService(client, ttl=60).for_user("ada")
     memory.add_message("paris", "user", "Plan my Paris trip")  # everything on one node
-    before = client.zscore(index, "paris")
+    before, refusals = client.zscore(index, "paris"), client.refusals
     memory.add_message("paris", "user", "Which museums?")
+    assert client.refusals > refusals  # the index on the other node: written in steps
     assert [m["content"] for m in memory.get_context("paris")] == [
         "Plan my Paris trip",
         "Which museums?",
@@ -346,6 +348,7 @@ class _Migrating(fakeredis.FakeRedis):
         super().__init__()
         self.moved = set(moved)
         self.migrating = True
+        self.refusals = 0
 
     def execute_command(self, *args: Any, **options: Any) -> Any:
         if self.migrating and args[0] == "EVALSHA" and int(args[2]) > 1:
@@ -355,6 +358,7 @@ class _Migrating(fakeredis.FakeRedis):
                 if not super().execute_command("EXISTS", key):  # type: ignore[no-untyped-call]
                     nodes.add(None)  # type: ignore[arg-type]
             if len(nodes) > 1:
+                self.refusals += 1
                 raise redis.exceptions.ClusterError("TTL exhausted.")
         return super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
 
@@ -368,6 +372,7 @@ def test_a_new_session_with_a_longer_retry_window_keeps_its_ids_in_order_while_m
     first = [Message("user", f"m{n}", id=f"m{n}") for n in range(1, 6)]
     memory.add_messages("s", first)
     memory.add_message("s", "user", "m6", message_id="m6")
+    assert client.refusals > 0
     again = memory.add_messages("s", first)
     assert (again.appended, len(again.already_stored)) == ([], 5)
     assert [m["content"] for m in memory.get_context("s")] == ["m4", "m5", "m6"]
@@ -435,3 +440,19 @@ def test_a_listing_refused_while_the_users_slot_is_resharded_says_nothing_was_do
     error = script_error(redis.ResponseError("CHATMEM_RESHARDING"), keys=(), messages=())
     assert isinstance(error, StorageUnavailableError)
     assert "nothing was read or written" in str(error)
+
+
+def test_an_erasure_refused_after_earlier_batches_says_what_was_erased() -> None:
+    # Review of issue 24: a batch refused mid-erasure (the slot began to move) said
+    # "nothing was read or written" though the batches before it had erased sessions.
+    memory = MemoryService(fakeredis.FakeRedis()).for_user("ada")
+    replies = iter([[4, 1, b"paris"]])
+
+    def answer(request: Any) -> Any:
+        reply = next(replies, None)
+        if reply is None:
+            raise redis.ResponseError("CHATMEM_RESHARDING")
+        return reply
+
+    with pytest.raises(WriteOutcomeUnknownError, match="after 1 session"):
+        _drive(ops.forget_user(memory.core, batch=1), answer)
