@@ -63,15 +63,15 @@ local function keys_of(prefix, member)
   return {p .. ':history', p .. ':ids', p .. ':seen', p .. ':meta'}
 end
 
+-- The expiry command of one key: PEXPIRE, or PERSIST when ttl is '0'.
+local function expiry(key, ttl)
+  if ttl == '0' then return {'PERSIST', key} end
+  return {'PEXPIRE', key, ttl}
+end
+
 -- The commands that give the session's keys (and the index) the TTL ttl ('0': none).
 local function expiry_commands(commands, ttl)
-  for i = 1, #KEYS do
-    if ttl == '0' then
-      commands[#commands + 1] = {'PERSIST', KEYS[i]}
-    else
-      commands[#commands + 1] = {'PEXPIRE', KEYS[i], ttl}
-    end
-  end
+  for i = 1, #KEYS do commands[#commands + 1] = expiry(KEYS[i], ttl) end
   return commands
 end
 
@@ -89,13 +89,7 @@ end
 -- PTTL before this write), the user's index gets a TTL no shorter than any of
 -- its sessions', and none while one of them never expires.
 local function expire(ttl, index_ttl)
-  for i = 1, 4 do
-    if ttl == '0' then
-      redis.call('PERSIST', KEYS[i])
-    else
-      redis.call('PEXPIRE', KEYS[i], ttl)
-    end
-  end
+  for i = 1, 4 do redis.call(unpack(expiry(KEYS[i], ttl))) end
   if KEYS[5] and index_ttl then expire_index(KEYS[5], ttl, index_ttl) end
 end
 
@@ -198,12 +192,6 @@ if op == 'clear' then
   local deleted = redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
   if KEYS[5] then redis.call('ZREM', KEYS[5], ARGV[2]) end
   return deleted
-end
-
--- The expiry command of one key: PEXPIRE, or PERSIST when ttl is '0'.
-local function expiry(key, ttl)
-  if ttl == '0' then return {'PERSIST', key} end
-  return {'PEXPIRE', key, ttl}
 end
 
 if op == 'enlist' then
