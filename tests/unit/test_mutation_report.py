@@ -262,20 +262,26 @@ def test_the_behaviour_score_leaves_out_wording_mutants_killed_too() -> None:
     assert score(report.mutants, "suite", behaviour=True) == (0, 1)
 
 
+def _diffs_of_module(tmp_path: Path, module: str, text: str) -> dict[str, str]:
+    """diffs_of() over one module written in the shape of mutmut 3's mutants/src/."""
+    package = tmp_path / "mutants" / "src" / "chat_memory"
+    package.mkdir(parents=True)
+    (package / module).write_text(text, encoding="utf-8")
+    return diffs_of(tmp_path)
+
+
 def test_every_mutants_diff_is_read_from_the_files_mutmut_writes(tmp_path: Path) -> None:
     # The shape of mutmut 3's mutants/src/: each function's unmutated copy beside its
     # mutants, methods inside their class.
-    package = tmp_path / "mutants" / "src" / "chat_memory"
-    package.mkdir(parents=True)
-    (package / "_keys.py").write_text(
+    diffs = _diffs_of_module(
+        tmp_path,
+        "_keys.py",
         "def x_f__mutmut_orig(a):\n    return a + 1\n\n"
         "def x_f__mutmut_1(a):\n    return a - 1\n\n"
         "class KeyLayout:\n"
         "    def xǁKeyLayoutǁall__mutmut_orig(self, s):\n        return (s, 'h')\n\n"
         "    def xǁKeyLayoutǁall__mutmut_2(self, s):\n        return (s, 'XXhXX')\n",
-        encoding="utf-8",
     )
-    diffs = diffs_of(tmp_path)
     assert sorted(diffs) == [
         "chat_memory._keys.x_f__mutmut_1",
         "chat_memory._keys.xǁKeyLayoutǁall__mutmut_2",
@@ -293,17 +299,15 @@ def test_a_mutant_of_a_methods_signature_is_shown_under_the_methods_own_name(
     # A mutated default argument changes the def line: it was shown as
     # "def xǁAppendCallǁdeclaring(...)" where mutmut show says "def declaring(...)", and the
     # check that the two agree stopped the run.
-    package = tmp_path / "mutants" / "src" / "chat_memory"
-    package.mkdir(parents=True)
-    (package / "_core.py").write_text(
+    diffs = _diffs_of_module(
+        tmp_path,
+        "_core.py",
         "def x_f__mutmut_orig(a, b=False):\n    return a\n\n"
         "def x_f__mutmut_1(a, b=True):\n    return a\n\n"
         "class AppendCall:\n"
         "    def xǁAppendCallǁdeclaring__mutmut_orig(self, k=False):\n        return k\n\n"
         "    def xǁAppendCallǁdeclaring__mutmut_1(self, k=True):\n        return k\n",
-        encoding="utf-8",
     )
-    diffs = diffs_of(tmp_path)
     function, method = (Mutant(name, "_core.py", "f", 0, diff=diffs[name]) for name in diffs)
     assert function.changed == (["def f(a, b=False):"], ["def f(a, b=True):"])
     assert method.changed == (["def declaring(self, k=False):"], ["def declaring(self, k=True):"])
