@@ -30,7 +30,13 @@ import pytest
 import redis
 from pytest_bdd import given, parsers, then, when
 
-from chat_memory import AsyncMemoryService, MemoryService, Message, WriteOutcomeUnknownError
+from chat_memory import (
+    AsyncMemoryService,
+    MemoryService,
+    Message,
+    WriteOutcomeUnknownError,
+    acl_rules,
+)
 from chat_memory_suite.adapter import AdaptedMemory, requires
 from chat_memory_suite.apis import Services
 from chat_memory_suite.backends import ClientRecipe, RedisClient
@@ -332,6 +338,42 @@ def memory_on_own_cluster(own_cluster: str) -> ClientRecipe:
     return ClientRecipe("cluster", own_cluster)
 
 
+@given(
+    parsers.re(
+        r"the memory runs on a cluster of its own, as a Redis user allowed"
+        r'(?: only what the README lists| what the README lists except "(?P<command>[^"]+)")$'
+    ),
+    target_fixture="client_recipe",
+)
+def memory_on_own_cluster_as_user(
+    own_cluster: str, namespace: str, command: str | None
+) -> ClientRecipe:
+    """The memory logs in to its throwaway cluster as a user of the README's rules on every node.
+
+    Given the memory runs on a cluster of its own, as a Redis user allowed only what the README lists
+    Given the memory runs on a cluster of its own, as a Redis user allowed what the README lists except "cluster|nodes"
+    """
+    rules = [rule for rule in acl_rules(namespace) if rule != f"+{command}"]
+    assert command is None or len(rules) < len(acl_rules(namespace)), f"no rule +{command}"
+    with redis.RedisCluster.from_url(own_cluster) as admin:
+        admin.execute_command(
+            "ACL", "SETUSER", "chat-memory", "reset", "on", ">s3cret", *rules,
+            target_nodes=redis.RedisCluster.ALL_NODES,
+        )  # fmt: skip
+    return ClientRecipe(
+        "cluster", own_cluster, options=(("username", "chat-memory"), ("password", "s3cret"))
+    )
+
+
+@pytest.fixture
+def cluster_admin(client_recipe: ClientRecipe) -> Iterator[redis.RedisCluster]:
+    """The scenario's cluster as its default user, who may reshard it whatever the memory's user."""
+    assert client_recipe.kind == "cluster", "this step needs a Redis Cluster"
+    assert client_recipe.url is not None
+    with redis.RedisCluster.from_url(client_recipe.url) as admin:
+        yield admin
+
+
 def _session_slot_key(
     redis_client: RedisClient, memory: MemoryService, namespace: str, session_id: str
 ) -> str:
@@ -360,7 +402,7 @@ def _session_slot_key(
     )
 )
 def slot_being_migrated(
-    redis_client: RedisClient,
+    cluster_admin: redis.RedisCluster,
     memory: MemoryService,
     namespace: str,
     session_id: str,
@@ -373,12 +415,11 @@ def slot_being_migrated(
     Given the session's slot is being migrated to another node
     Given the session's slot is being migrated to another node, with its keys moved there
     """
-    assert isinstance(redis_client, redis.RedisCluster), "this step needs a Redis Cluster"
-    key = _session_slot_key(redis_client, memory, namespace, session_id)
-    slot = redis_client.keyslot(key)
-    keys = [k for k in session_keys(redis_client, memory, namespace, session_id)
-            if redis_client.keyslot(k) == slot]  # fmt: skip
-    start_migrating(redis_client, key, moved=keys if moved else [])
+    key = _session_slot_key(cluster_admin, memory, namespace, session_id)
+    slot = cluster_admin.keyslot(key)
+    keys = [k for k in session_keys(cluster_admin, memory, namespace, session_id)
+            if cluster_admin.keyslot(k) == slot]  # fmt: skip
+    start_migrating(cluster_admin, key, moved=keys if moved else [])
 
 
 @given(
@@ -389,7 +430,7 @@ def slot_being_migrated(
 )
 @requires("users", "storage_contract")
 def user_slot_being_migrated(
-    redis_client: RedisClient, memory: MemoryService, user: str, moved: str | None
+    cluster_admin: redis.RedisCluster, memory: MemoryService, user: str, moved: str | None
 ) -> None:
     """The hash slot of the user's sessions is half-way to another node, as a session's above.
 
@@ -400,27 +441,25 @@ def user_slot_being_migrated(
     Given the slot of user "ada" is being migrated to another node, with its keys moved there
     Given the slot of user "ada" is being migrated to another node, with only the user's index moved there
     """
-    assert isinstance(redis_client, redis.RedisCluster), "this step needs a Redis Cluster"
     index = memory.keys.for_user(user).index()
     assert index is not None
-    slot = redis_client.keyslot(index)
-    owner = redis_client.get_node_from_key(index)
-    held = redis_client.execute_command("CLUSTER GETKEYSINSLOT", slot, 10_000, target_nodes=owner)
+    slot = cluster_admin.keyslot(index)
+    owner = cluster_admin.get_node_from_key(index)
+    held = cluster_admin.execute_command("CLUSTER GETKEYSINSLOT", slot, 10_000, target_nodes=owner)
     keys = {"its keys": [as_text(k) for k in held], "only the user's index": [index]}
-    start_migrating(redis_client, index, moved=keys.get(moved or "", []))
+    start_migrating(cluster_admin, index, moved=keys.get(moved or "", []))
 
 
 @when(parsers.parse('the migration of the slot of user "{user}" completes'))
 @requires("users", "storage_contract")
-def user_slot_migrated(redis_client: RedisClient, memory: MemoryService, user: str) -> None:
+def user_slot_migrated(cluster_admin: redis.RedisCluster, memory: MemoryService, user: str) -> None:
     """The rest of the slot's keys move, and every node is told the slot's new owner.
 
     When the migration of the slot of user "ada" completes
     """
-    assert isinstance(redis_client, redis.RedisCluster), "this step needs a Redis Cluster"
     index = memory.keys.for_user(user).index()
     assert index is not None
-    finish_migrating(redis_client, index)
+    finish_migrating(cluster_admin, index)
 
 
 @given("the session's slot is being migrated to another node, with only its history moved there")

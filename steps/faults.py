@@ -42,6 +42,7 @@ from pytest_bdd import given, parsers, then, when
 from chat_memory import (
     MemoryService,
     Message,
+    PermissionDeniedError,
     Role,
     StorageError,
     StorageUnavailableError,
@@ -199,6 +200,18 @@ def told_unavailable(memory: MemoryService, attempt: Attempt, seconds: int) -> N
     error = attempt.failure(memory, StorageUnavailableError, within=seconds)
     if isinstance(error, StorageUnavailableError):
         assert not error.may_have_written, str(error)
+
+
+@then(parsers.parse('the app was told that the memory\'s Redis user may not run "{command}"'))
+def told_not_permitted(memory: MemoryService, attempt: Attempt, command: str) -> None:
+    """The call was refused for a missing permission, which it names, and changed nothing.
+
+    Then the app was told that the memory's Redis user may not run "cluster|nodes"
+    """
+    error = attempt.failure(memory, PermissionDeniedError)
+    if isinstance(error, PermissionDeniedError):
+        assert not error.may_have_written, str(error)
+        assert command in str(error), f"{command!r} not named: {error}"
 
 
 @then(

@@ -183,3 +183,42 @@ Feature: Sessions on a Redis Cluster
       And the context is:
         | role | content |
         | user | one     |
+
+  Rule: The README's permissions are enough on a cluster, and a user missing some loses nothing
+
+    @faults
+    Scenario: A session whose keys reached the new node keeps taking messages under a user allowed only what the README lists
+      Given the memory runs on a cluster of its own, as a Redis user allowed only what the README lists
+      And a new session "trip"
+      And the user said "one"
+      And the session's slot is being migrated to another node, with its keys moved there
+      When the user says "two"
+      Then the context is:
+        | role | content |
+        | user | one     |
+        | user | two     |
+
+    @faults
+    Scenario: A listing under a user who may not ask the nodes about the slot drops nothing while it migrates
+      Given the memory runs on a cluster of its own, as a Redis user allowed what the README lists except "cluster|nodes"
+      And user "ada" said "Plan my Paris trip" in session "paris"
+      And the slot of user "ada" is being migrated to another node, with only the user's index moved there
+      And the app tried to list the sessions of user "ada"
+      When the migration of the slot of user "ada" completes
+      And the sessions of user "ada" are listed
+      Then the sessions listed are "paris"
+
+    @faults
+    Scenario Outline: Erasing a user under a Redis user without "<command>" is refused, and nothing is erased
+      Given the memory runs on a cluster of its own, as a Redis user allowed what the README lists except "<command>"
+      And user "ada" said "Plan my Paris trip" in session "paris"
+      When the app tries to forget user "ada"
+      Then the app was told that the memory's Redis user may not run "<command>"
+      And the context of user "ada"'s session "paris" is:
+        | role | content            |
+        | user | Plan my Paris trip |
+
+      Examples:
+        | command         |
+        | cluster\|nodes   |
+        | cluster\|keyslot |

@@ -55,9 +55,15 @@ ACL_COMMANDS: Final = (
     # with a durability setting: after each write, wait for replicas to confirm it
     "wait",
     # a listing or an erasure asks whether the user's cluster slot is being resharded
-    # (without them it cannot tell, and goes on as on a server that is no cluster)
+    # (without them it cannot tell: a listing then drops from the index no session it
+    # cannot see, and an erasure is refused)
     "cluster|nodes",
     "cluster|keyslot",
+    # sent by redis-py's cluster client: its map of slots and of commands' keys, and the
+    # redirection of a command to the node a slot is being migrated to
+    "cluster|slots",
+    "command",
+    "asking",
 )
 """Every command the memory sends or runs in its script, in ACL spelling."""
 

@@ -155,6 +155,13 @@ def script_error(
             "the user's cluster slot is being migrated between nodes, so their sessions may"
             " be on either: nothing was read or written; try again once it has moved"
         )
+    if code == "UNSURE":
+        return PermissionDeniedError(
+            "on a Redis Cluster, erasing a user needs 'cluster|nodes' and 'cluster|keyslot'"
+            " (to tell whether the user's slot is being migrated, when some of their sessions"
+            " would be out of reach), which this server refuses to this Redis user (see the"
+            " README's ACL SETUSER line); nothing was erased"
+        )
     if code == "MOVING":
         return StorageUnavailableError(
             "the session's cluster slot is being migrated and its keys are split between two"

@@ -14,7 +14,10 @@
 --         Deletes that many of the user's sessions, every key, and their index
 --         entries; returns {number of keys deleted, sessions left, member...}.
 --         Both refuse (CHATMEM_RESHARDING, nothing done) while this node imports or
---         exports the user's hash slot: the sessions may be on the other node.
+--         exports the user's hash slot: the sessions may be on the other node. On a
+--         cluster whose node will not say (CLUSTER NODES or KEYSLOT refused to this
+--         user), a listing drops nothing from the index (it leaves out the sessions it
+--         cannot see) and an erasure refuses (CHATMEM_UNSURE, nothing done).
 -- clear   KEYS[1..4] the session's keys, KEYS[5] the index if any; ARGV[2] member
 --         Deletes the session's keys and its index entry; returns keys deleted.
 -- export  KEYS[1..4] the session's keys: returns {entries, metadata doc}, one snapshot.
@@ -118,12 +121,12 @@ end
 -- Whether this node is importing or exporting the hash slot of key (a resharding), on a
 -- cluster (cluster: '1'): the user's sessions may then be on the other node, out of this
 -- script's sight, where a listing would take them for expired and an erasure would miss
--- them. For a user not allowed to ask (CLUSTER NODES and KEYSLOT), the answer is no.
+-- them. nil when the node will not say (CLUSTER NODES or KEYSLOT refused to this user).
 local function resharding(key, cluster)
   if cluster ~= '1' then return false end
   local nodes = redis.pcall('CLUSTER', 'NODES')
   local slot = redis.pcall('CLUSTER', 'KEYSLOT', key)
-  if type(nodes) ~= 'string' or type(slot) ~= 'number' then return false end
+  if type(nodes) ~= 'string' or type(slot) ~= 'number' then return nil end
   for line in string.gmatch(nodes, '[^\n]+') do  -- <id> <address> <flags> ...
     local flags = string.match(line, '^%S+ %S+ (%S+)')
     if flags and string.find(',' .. flags .. ',', ',myself,', 1, true) then
@@ -137,7 +140,10 @@ end
 if op == 'list' then
   local refused = allowed({{'ZREM', KEYS[1], 'm'}}) or check({'zset'})
   if refused then return refused end
-  if resharding(KEYS[1], ARGV[5]) then return redis.error_reply('CHATMEM_RESHARDING') end
+  local moving = resharding(KEYS[1], ARGV[5])
+  if moving then return redis.error_reply('CHATMEM_RESHARDING') end
+  -- A node that will not say may hold the index of sessions still on the other node.
+  local prune = moving == false
   local prefix, skip, limit = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
   local out, position = {}, 0
   while #out < 5 * limit do
@@ -147,7 +153,7 @@ if op == 'list' then
       local member, score = page[i], page[i + 1]
       local keys = keys_of(prefix, member)
       if redis.call('EXISTS', keys[4]) == 0 then
-        redis.call('ZREM', KEYS[1], member)
+        if prune then redis.call('ZREM', KEYS[1], member) else position = position + 1 end
       elseif skip > 0 then
         skip = skip - 1
         position = position + 1
@@ -169,7 +175,9 @@ end
 if op == 'forget' then
   local refused = allowed({{'DEL', KEYS[1]}, {'ZREM', KEYS[1], 'm'}}) or check({'zset'})
   if refused then return refused end
-  if resharding(KEYS[1], ARGV[4]) then return redis.error_reply('CHATMEM_RESHARDING') end
+  local moving = resharding(KEYS[1], ARGV[4])
+  if moving then return redis.error_reply('CHATMEM_RESHARDING') end
+  if moving == nil then return redis.error_reply('CHATMEM_UNSURE') end
   local members = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[3]) - 1)
   local deleted = 0
   for _, member in ipairs(members) do

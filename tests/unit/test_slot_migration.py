@@ -9,6 +9,7 @@ given.
 """
 
 import json
+import re
 from typing import Any
 
 import fakeredis
@@ -20,6 +21,7 @@ from chat_memory import (
     Message,
     MessageIdConflictError,
     NotReplicatedError,
+    PermissionDeniedError,
     StorageUnavailableError,
     WriteOutcomeUnknownError,
     WrongKeyTypeError,
@@ -444,3 +446,47 @@ def test_an_erasure_refused_after_earlier_batches_says_what_was_erased() -> None
 
     with pytest.raises(WriteOutcomeUnknownError, match="after 1 session"):
         _drive(ops.forget_user(memory.core, batch=1), answer)
+
+
+def _on_a_node_that_will_not_say() -> tuple[MemoryService, fakeredis.FakeRedis]:
+    """A user's memory told it is on a cluster, whose node refuses CLUSTER NODES (as fakeredis)."""
+    client = fakeredis.FakeRedis()
+    memory = MemoryService(client)
+    memory.core.on_cluster = True
+    return memory, client
+
+
+def test_a_listing_on_a_node_that_will_not_say_drops_no_session_it_cannot_see() -> None:
+    # A user without +cluster|nodes: the listing cannot tell a session still on the other
+    # node (mid-migration) from an expired one, so it leaves both in the index.
+    memory, client = _on_a_node_that_will_not_say()
+    ada = memory.for_user("ada")
+    ada.add_message("paris", "user", "Plan my Paris trip")
+    ada.add_message("rome", "user", "And Rome")
+    client.delete(*memory.keys.for_user("ada").all("paris"))  # out of this node's sight
+    index = memory.keys.for_user("ada").index()
+    assert index is not None
+    assert [s.session_id for s in ada.list_sessions()] == ["rome"]
+    assert client.zscore(index, "paris") is not None
+
+
+def test_an_erasure_on_a_node_that_will_not_say_is_refused_and_erases_nothing() -> None:
+    memory, client = _on_a_node_that_will_not_say()
+    memory.for_user("ada").add_message("paris", "user", "Plan my Paris trip")
+    keys = set(client.keys())
+    with pytest.raises(PermissionDeniedError, match=re.escape("'cluster|nodes'")) as refused:
+        memory.forget_user("ada")
+    assert not refused.value.may_have_written
+    assert set(client.keys()) == keys
+
+
+def test_off_a_cluster_the_listing_still_drops_the_sessions_that_expired() -> None:
+    client = fakeredis.FakeRedis()
+    memory = MemoryService(client)
+    ada = memory.for_user("ada")
+    ada.add_message("paris", "user", "Plan my Paris trip")
+    client.delete(*memory.keys.for_user("ada").all("paris"))
+    index = memory.keys.for_user("ada").index()
+    assert index is not None
+    assert ada.list_sessions() == []
+    assert client.zcard(index) == 0
