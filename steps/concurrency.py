@@ -35,7 +35,6 @@ from chat_memory import (
     MemoryService,
     Message,
     WriteOutcomeUnknownError,
-    acl_rules,
 )
 from chat_memory_suite.adapter import AdaptedMemory, requires
 from chat_memory_suite.apis import Services
@@ -44,6 +43,7 @@ from chat_memory_suite.damage import as_text
 from chat_memory_suite.servers import (
     finish_migrating,
     move_slot,
+    readme_user,
     start_migrating,
     throwaway_cluster,
 )
@@ -353,13 +353,10 @@ def memory_on_own_cluster_as_user(
     Given the memory runs on a cluster of its own, as a Redis user allowed only what the README lists
     Given the memory runs on a cluster of its own, as a Redis user allowed what the README lists except "cluster|nodes"
     """
-    rules = [rule for rule in acl_rules(namespace) if rule != f"+{command}"]
-    assert command is None or len(rules) < len(acl_rules(namespace)), f"no rule +{command}"
     with redis.RedisCluster.from_url(own_cluster) as admin:
         admin.execute_command(
-            "ACL", "SETUSER", "chat-memory", "reset", "on", ">s3cret", *rules,
-            target_nodes=redis.RedisCluster.ALL_NODES,
-        )  # fmt: skip
+            *readme_user(namespace, command), target_nodes=redis.RedisCluster.ALL_NODES
+        )
     return ClientRecipe(
         "cluster", own_cluster, options=(("username", "chat-memory"), ("password", "s3cret"))
     )

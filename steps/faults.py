@@ -47,12 +47,16 @@ from chat_memory import (
     StorageError,
     StorageUnavailableError,
     WriteOutcomeUnknownError,
-    acl_rules,
 )
 from chat_memory_suite.adapter import AdaptedMemory, requires
 from chat_memory_suite.apis import Services
 from chat_memory_suite.backends import ClientRecipe
-from chat_memory_suite.servers import HOST, ThrowawayServer, throwaway_tls_server
+from chat_memory_suite.servers import (
+    HOST,
+    ThrowawayServer,
+    readme_user,
+    throwaway_tls_server,
+)
 
 from .conversation import Attempt
 from .sessions import MemorySettings
@@ -334,11 +338,8 @@ def refused_by_server(memory: MemoryService, attempt: Attempt, reason: str) -> N
 
 
 def _acl_user(server: ThrowawayServer, namespace: str, without: str | None) -> ClientRecipe:
-    rules = [rule for rule in acl_rules(namespace) if rule != f"+{without}"]
-    assert without is None or len(rules) < len(acl_rules(namespace)), f"no rule +{without}"
     admin = server.admin()
-    setuser = ("ACL", "SETUSER", "chat-memory", "reset", "on", ">s3cret", *rules)
-    admin.execute_command(*setuser)
+    admin.execute_command(*readme_user(namespace, without))
     admin.close()
     return production_client(server.port, username="chat-memory", password="s3cret")
 

@@ -157,10 +157,9 @@ def script_error(
         )
     if code == "UNSURE":
         return PermissionDeniedError(
-            "on a Redis Cluster, erasing a user needs 'cluster|nodes' and 'cluster|keyslot'"
-            " (to tell whether the user's slot is being migrated, when some of their sessions"
-            " would be out of reach), which this server refuses to this Redis user (see the"
-            " README's ACL SETUSER line); nothing was erased"
+            "a session of this user, active within the TTL, is not on this cluster node, which"
+            " will not say whether the user's slot is being migrated: the Redis user may not"
+            f" run '{arg}' (see the README's ACL SETUSER line); nothing was read or written"
         )
     if code == "MOVING":
         return StorageUnavailableError(

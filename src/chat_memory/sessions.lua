@@ -5,19 +5,20 @@
 -- key prefix ARGV[2] followed by a member of the index is a session's prefix).
 --
 -- list    KEYS[1] index; ARGV[2] prefix, ARGV[3] offset, ARGV[4] limit, ARGV[5] '1' on
---         a cluster
+--         a cluster, ARGV[6] TTL in ms ('0' for none), ARGV[7] now (ms)
 --         Drops from the index the sessions whose keys are gone (expired), then
 --         returns, most recently active first, for each listed session:
 --         member, last activity (ms), created_at (ms), message count, metadata doc.
 -- forget  KEYS[1] index; ARGV[2] prefix, ARGV[3] how many sessions at most, ARGV[4] '1'
---         on a cluster
+--         on a cluster, ARGV[5] TTL in ms ('0' for none), ARGV[6] now (ms)
 --         Deletes that many of the user's sessions, every key, and their index
 --         entries; returns {number of keys deleted, sessions left, member...}.
 --         Both refuse (CHATMEM_RESHARDING, nothing done) while this node imports or
 --         exports the user's hash slot: the sessions may be on the other node. On a
 --         cluster whose node will not say (CLUSTER NODES or KEYSLOT refused to this
---         user), a listing drops nothing from the index (it leaves out the sessions it
---         cannot see) and an erasure refuses (CHATMEM_UNSURE, nothing done).
+--         user), a session this node does not hold is taken for expired only once its
+--         last activity is older than the TTL (and a minute); before that, both refuse
+--         (CHATMEM_UNSURE <command refused>, nothing done).
 -- clear   KEYS[1..4] the session's keys, KEYS[5] the index if any; ARGV[2] member
 --         Deletes the session's keys and its index entry; returns keys deleted.
 -- export  KEYS[1..4] the session's keys: returns {entries, metadata doc}, one snapshot.
@@ -121,12 +122,13 @@ end
 -- Whether this node is importing or exporting the hash slot of key (a resharding), on a
 -- cluster (cluster: '1'): the user's sessions may then be on the other node, out of this
 -- script's sight, where a listing would take them for expired and an erasure would miss
--- them. nil when the node will not say (CLUSTER NODES or KEYSLOT refused to this user).
+-- them. nil and the command refused when the node will not say (to this user).
 local function resharding(key, cluster)
   if cluster ~= '1' then return false end
   local nodes = redis.pcall('CLUSTER', 'NODES')
+  if type(nodes) ~= 'string' then return nil, 'cluster|nodes' end
   local slot = redis.pcall('CLUSTER', 'KEYSLOT', key)
-  if type(nodes) ~= 'string' or type(slot) ~= 'number' then return nil end
+  if type(slot) ~= 'number' then return nil, 'cluster|keyslot' end
   for line in string.gmatch(nodes, '[^\n]+') do  -- <id> <address> <flags> ...
     local flags = string.match(line, '^%S+ %S+ (%S+)')
     if flags and string.find(',' .. flags .. ',', ',myself,', 1, true) then
@@ -137,13 +139,22 @@ local function resharding(key, cluster)
   return false
 end
 
+-- Whether an index member whose keys this node does not hold has expired: yes where the
+-- node says no slot is moving; else only once its last activity (its score) is older
+-- than the TTL, and a minute for the clocks of the app's servers. Else the refusal: it
+-- may be on the other node.
+local function expired(moving, unsaid, score, ttl, now)
+  if moving == false then return true end
+  if ttl > 0 and tonumber(score) + ttl + 60000 <= now then return true end
+  return false, redis.error_reply('CHATMEM_UNSURE ' .. unsaid)
+end
+
 if op == 'list' then
   local refused = allowed({{'ZREM', KEYS[1], 'm'}}) or check({'zset'})
   if refused then return refused end
-  local moving = resharding(KEYS[1], ARGV[5])
+  local moving, unsaid = resharding(KEYS[1], ARGV[5])
   if moving then return redis.error_reply('CHATMEM_RESHARDING') end
-  -- A node that will not say may hold the index of sessions still on the other node.
-  local prune = moving == false
+  local ttl, now = tonumber(ARGV[6]), tonumber(ARGV[7])
   local prefix, skip, limit = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
   local out, position = {}, 0
   while #out < 5 * limit do
@@ -153,7 +164,9 @@ if op == 'list' then
       local member, score = page[i], page[i + 1]
       local keys = keys_of(prefix, member)
       if redis.call('EXISTS', keys[4]) == 0 then
-        if prune then redis.call('ZREM', KEYS[1], member) else position = position + 1 end
+        local gone, unsure = expired(moving, unsaid, score, ttl, now)
+        if not gone then return unsure end
+        redis.call('ZREM', KEYS[1], member)
       elseif skip > 0 then
         skip = skip - 1
         position = position + 1
@@ -175,10 +188,18 @@ end
 if op == 'forget' then
   local refused = allowed({{'DEL', KEYS[1]}, {'ZREM', KEYS[1], 'm'}}) or check({'zset'})
   if refused then return refused end
-  local moving = resharding(KEYS[1], ARGV[4])
+  local moving, unsaid = resharding(KEYS[1], ARGV[4])
   if moving then return redis.error_reply('CHATMEM_RESHARDING') end
-  if moving == nil then return redis.error_reply('CHATMEM_UNSURE') end
   local members = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[3]) - 1)
+  if moving == nil then  -- every session of the batch here, or expired, before any write
+    local ttl, now = tonumber(ARGV[5]), tonumber(ARGV[6])
+    for _, member in ipairs(members) do
+      if redis.call('EXISTS', keys_of(ARGV[2], member)[4]) == 0 then
+        local gone, unsure = expired(moving, unsaid, redis.call('ZSCORE', KEYS[1], member), ttl, now)
+        if not gone then return unsure end
+      end
+    end
+  end
   local deleted = 0
   for _, member in ipairs(members) do
     deleted = deleted + redis.call('DEL', unpack(keys_of(ARGV[2], member)))

@@ -26,9 +26,21 @@ import redis
 import trustme
 from mirakuru import TCPExecutor
 
+from chat_memory import acl_rules
+
 HOST = "127.0.0.1"
 MASTERS = 3
 READY_SECONDS = 30.0
+
+
+def readme_user(namespace: str, without: str | None = None) -> tuple[str, ...]:
+    """The ``ACL SETUSER`` command of the README's user of ``namespace``, password ``s3cret``.
+
+    With ``without``, that one command is left out.
+    """
+    rules = [rule for rule in acl_rules(namespace) if rule != f"+{without}"]
+    assert without is None or len(rules) < len(acl_rules(namespace)), f"no rule +{without}"
+    return ("ACL", "SETUSER", "chat-memory", "reset", "on", ">s3cret", *rules)
 
 
 def _cluster_ports(count: int) -> list[int]:

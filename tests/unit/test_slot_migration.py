@@ -10,6 +10,7 @@ given.
 
 import json
 import re
+import time
 from typing import Any
 
 import fakeredis
@@ -448,36 +449,68 @@ def test_an_erasure_refused_after_earlier_batches_says_what_was_erased() -> None
         _drive(ops.forget_user(memory.core, batch=1), answer)
 
 
-def _on_a_node_that_will_not_say() -> tuple[MemoryService, fakeredis.FakeRedis]:
-    """A user's memory told it is on a cluster, whose node refuses CLUSTER NODES (as fakeredis)."""
+def _on_a_node_that_will_not_say() -> tuple[MemoryService, fakeredis.FakeRedis, str]:
+    """A memory told it is on a cluster whose node refuses CLUSTER NODES (as fakeredis does),
+    with user ada's sessions paris and rome, and paris out of the node's sight."""
     client = fakeredis.FakeRedis()
-    memory = MemoryService(client)
+    memory = MemoryService(client, ttl=1800)
     memory.core.on_cluster = True
-    return memory, client
-
-
-def test_a_listing_on_a_node_that_will_not_say_drops_no_session_it_cannot_see() -> None:
-    # A user without +cluster|nodes: the listing cannot tell a session still on the other
-    # node (mid-migration) from an expired one, so it leaves both in the index.
-    memory, client = _on_a_node_that_will_not_say()
     ada = memory.for_user("ada")
     ada.add_message("paris", "user", "Plan my Paris trip")
     ada.add_message("rome", "user", "And Rome")
-    client.delete(*memory.keys.for_user("ada").all("paris"))  # out of this node's sight
+    client.delete(*memory.keys.for_user("ada").all("paris"))
     index = memory.keys.for_user("ada").index()
     assert index is not None
-    assert [s.session_id for s in ada.list_sessions()] == ["rome"]
+    return memory, client, index
+
+
+def test_a_listing_on_a_node_that_will_not_say_refuses_while_a_recent_session_is_unseen() -> None:
+    # A user without +cluster|nodes: the listing cannot tell a session still on the other
+    # node (mid-migration) from an expired one; it dropped it from the index.
+    memory, client, index = _on_a_node_that_will_not_say()
+    with pytest.raises(PermissionDeniedError, match=re.escape("'cluster|nodes'")) as refused:
+        memory.for_user("ada").list_sessions()
+    assert not refused.value.may_have_written
     assert client.zscore(index, "paris") is not None
 
 
-def test_an_erasure_on_a_node_that_will_not_say_is_refused_and_erases_nothing() -> None:
-    memory, client = _on_a_node_that_will_not_say()
-    memory.for_user("ada").add_message("paris", "user", "Plan my Paris trip")
+def test_a_listing_on_a_node_that_will_not_say_drops_a_session_idle_longer_than_the_ttl() -> None:
+    memory, client, index = _on_a_node_that_will_not_say()
+    idle = int(time.time() * 1000) - 1800_000 - 61_000
+    client.zadd(index, {"paris": idle})
+    assert [s.session_id for s in memory.for_user("ada").list_sessions()] == ["rome"]
+    assert client.zscore(index, "paris") is None
+
+
+def test_an_erasure_on_a_node_that_will_not_say_refuses_while_a_recent_session_is_unseen() -> None:
+    memory, client, _ = _on_a_node_that_will_not_say()
     keys = set(client.keys())
     with pytest.raises(PermissionDeniedError, match=re.escape("'cluster|nodes'")) as refused:
         memory.forget_user("ada")
     assert not refused.value.may_have_written
     assert set(client.keys()) == keys
+
+
+def test_an_erasure_on_a_node_that_will_not_say_erases_what_it_holds_and_what_expired() -> None:
+    memory, client, index = _on_a_node_that_will_not_say()
+    client.zadd(index, {"paris": int(time.time() * 1000) - 1800_000 - 61_000})
+    result = memory.forget_user("ada")
+    assert sorted(result.sessions) == ["paris", "rome"]
+    assert client.keys() == []
+
+
+def test_an_erasure_refused_as_unsure_after_earlier_batches_says_what_was_erased() -> None:
+    memory = MemoryService(fakeredis.FakeRedis()).for_user("ada")
+    replies = iter([[4, 1, b"paris"]])
+
+    def answer(request: Any) -> Any:
+        reply = next(replies, None)
+        if reply is None:
+            raise redis.ResponseError("CHATMEM_UNSURE cluster|nodes")
+        return reply
+
+    with pytest.raises(WriteOutcomeUnknownError, match="after 1 session"):
+        _drive(ops.forget_user(memory.core, batch=1), answer)
 
 
 def test_off_a_cluster_the_listing_still_drops_the_sessions_that_expired() -> None:
