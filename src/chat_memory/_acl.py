@@ -55,8 +55,7 @@ ACL_COMMANDS: Final = (
     # with a durability setting: after each write, wait for replicas to confirm it
     "wait",
     # a listing or an erasure asks whether the user's cluster slot is being resharded
-    # (without them it cannot tell: a session the node does not hold, active within the
-    # TTL, is then no longer taken for expired; the listing or erasure is refused)
+    # (without them it cannot tell, and on a cluster both are refused)
     "cluster|nodes",
     "cluster|keyslot",
     # sent by redis-py's cluster client: its map of slots and of commands' keys, and the

@@ -157,9 +157,10 @@ def script_error(
         )
     if code == "UNSURE":
         return PermissionDeniedError(
-            "a session of this user, active within the TTL, is not on this cluster node, which"
-            " will not say whether the user's slot is being migrated: the Redis user may not"
-            f" run '{arg}' (see the README's ACL SETUSER line); nothing was read or written"
+            f"on a Redis Cluster, listing or erasing a user's sessions needs '{arg}', to tell"
+            " whether the user's slot is being migrated (sessions out of sight would be taken"
+            " for expired), and the Redis user may not run it (see the README's ACL SETUSER"
+            " line); nothing was read or written"
         )
     if code == "MOVING":
         return StorageUnavailableError(

@@ -360,8 +360,7 @@ def list_sessions(core: MemoryCore, *, offset: int, limit: int) -> Operation[lis
     check_whole_number("limit", limit, 1, MAX_LISTING)
     prefix = core.keys.session_prefix().encode()
     cluster = b"1" if core.on_cluster else b"0"
-    ttl = str(core.ttl_ms or 0).encode()
-    args = [b"list", prefix, str(offset).encode(), str(limit).encode(), cluster, ttl, core.now_ms()]
+    args = [b"list", prefix, str(offset).encode(), str(limit).encode(), cluster]
     reply = yield from _sessions_script((index,), args)
     return read_listing(reply)
 
@@ -375,9 +374,8 @@ def forget_user(core: MemoryCore, *, batch: int) -> Operation[ForgetResult]:
     sessions: list[str] = []
     deleted = 0
     cluster = b"1" if core.on_cluster else b"0"
-    ttl = str(core.ttl_ms or 0).encode()
     while True:
-        args = [b"forget", prefix, str(batch).encode(), cluster, ttl, core.now_ms()]
+        args = [b"forget", prefix, str(batch).encode(), cluster]
         try:
             reply = yield from _sessions_script((index,), args)
         except StorageUnavailableError as refused:  # nothing done by this batch: say the rest

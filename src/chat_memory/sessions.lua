@@ -5,20 +5,19 @@
 -- key prefix ARGV[2] followed by a member of the index is a session's prefix).
 --
 -- list    KEYS[1] index; ARGV[2] prefix, ARGV[3] offset, ARGV[4] limit, ARGV[5] '1' on
---         a cluster, ARGV[6] TTL in ms ('0' for none), ARGV[7] now (ms)
+--         a cluster
 --         Drops from the index the sessions whose keys are gone (expired), then
 --         returns, most recently active first, for each listed session:
 --         member, last activity (ms), created_at (ms), message count, metadata doc.
 -- forget  KEYS[1] index; ARGV[2] prefix, ARGV[3] how many sessions at most, ARGV[4] '1'
---         on a cluster, ARGV[5] TTL in ms ('0' for none), ARGV[6] now (ms)
+--         on a cluster
 --         Deletes that many of the user's sessions, every key, and their index
 --         entries; returns {number of keys deleted, sessions left, member...}.
 --         Both refuse (CHATMEM_RESHARDING, nothing done) while this node imports or
 --         exports the user's hash slot: the sessions may be on the other node. On a
 --         cluster whose node will not say (CLUSTER NODES or KEYSLOT refused to this
---         user), a session this node does not hold is taken for expired only once its
---         last activity is older than the TTL (and a minute); before that, both refuse
---         (CHATMEM_UNSURE <command refused>, nothing done).
+--         user), both refuse (CHATMEM_UNSURE <command refused>, nothing done): a session
+--         out of sight could not be told from an expired one.
 -- clear   KEYS[1..4] the session's keys, KEYS[5] the index if any; ARGV[2] member
 --         Deletes the session's keys and its index entry; returns keys deleted.
 -- export  KEYS[1..4] the session's keys: returns {entries, metadata doc}, one snapshot.
@@ -139,22 +138,12 @@ local function resharding(key, cluster)
   return false
 end
 
--- Whether an index member whose keys this node does not hold has expired: yes where the
--- node says no slot is moving; else only once its last activity (its score) is older
--- than the TTL, and a minute for the clocks of the app's servers. Else the refusal: it
--- may be on the other node.
-local function expired(moving, unsaid, score, ttl, now)
-  if moving == false then return true end
-  if ttl > 0 and tonumber(score) + ttl + 60000 <= now then return true end
-  return false, redis.error_reply('CHATMEM_UNSURE ' .. unsaid)
-end
-
 if op == 'list' then
   local refused = allowed({{'ZREM', KEYS[1], 'm'}}) or check({'zset'})
   if refused then return refused end
   local moving, unsaid = resharding(KEYS[1], ARGV[5])
   if moving then return redis.error_reply('CHATMEM_RESHARDING') end
-  local ttl, now = tonumber(ARGV[6]), tonumber(ARGV[7])
+  if moving == nil then return redis.error_reply('CHATMEM_UNSURE ' .. unsaid) end
   local prefix, skip, limit = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
   local out, position = {}, 0
   while #out < 5 * limit do
@@ -164,8 +153,6 @@ if op == 'list' then
       local member, score = page[i], page[i + 1]
       local keys = keys_of(prefix, member)
       if redis.call('EXISTS', keys[4]) == 0 then
-        local gone, unsure = expired(moving, unsaid, score, ttl, now)
-        if not gone then return unsure end
         redis.call('ZREM', KEYS[1], member)
       elseif skip > 0 then
         skip = skip - 1
@@ -190,16 +177,8 @@ if op == 'forget' then
   if refused then return refused end
   local moving, unsaid = resharding(KEYS[1], ARGV[4])
   if moving then return redis.error_reply('CHATMEM_RESHARDING') end
+  if moving == nil then return redis.error_reply('CHATMEM_UNSURE ' .. unsaid) end
   local members = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[3]) - 1)
-  if moving == nil then  -- every session of the batch here, or expired, before any write
-    local ttl, now = tonumber(ARGV[5]), tonumber(ARGV[6])
-    for _, member in ipairs(members) do
-      if redis.call('EXISTS', keys_of(ARGV[2], member)[4]) == 0 then
-        local gone, unsure = expired(moving, unsaid, redis.call('ZSCORE', KEYS[1], member), ttl, now)
-        if not gone then return unsure end
-      end
-    end
-  end
   local deleted = 0
   for _, member in ipairs(members) do
     deleted = deleted + redis.call('DEL', unpack(keys_of(ARGV[2], member)))
