@@ -118,32 +118,34 @@ local function allowed(commands)
   end
 end
 
--- Whether this node is importing or exporting the hash slot of key (a resharding), on a
--- cluster (cluster: '1'): the user's sessions may then be on the other node, out of this
+-- The refusal while this node imports or exports the hash slot of key (a resharding), on
+-- a cluster (cluster: '1'): the user's sessions may then be on the other node, out of this
 -- script's sight, where a listing would take them for expired and an erasure would miss
--- them. nil and the command refused when the node will not say (to this user).
+-- them. When the node will not say (to this user), the refusal names the command refused.
+-- nil when the slot stays.
 local function resharding(key, cluster)
-  if cluster ~= '1' then return false end
+  if cluster ~= '1' then return nil end
   local nodes = redis.pcall('CLUSTER', 'NODES')
-  if type(nodes) ~= 'string' then return nil, 'cluster|nodes' end
+  if type(nodes) ~= 'string' then return redis.error_reply('CHATMEM_UNSURE cluster|nodes') end
   local slot = redis.pcall('CLUSTER', 'KEYSLOT', key)
-  if type(slot) ~= 'number' then return nil, 'cluster|keyslot' end
+  if type(slot) ~= 'number' then return redis.error_reply('CHATMEM_UNSURE cluster|keyslot') end
   for line in string.gmatch(nodes, '[^\n]+') do  -- <id> <address> <flags> ...
     local flags = string.match(line, '^%S+ %S+ (%S+)')
     if flags and string.find(',' .. flags .. ',', ',myself,', 1, true) then
       -- [<slot>->-<id>] migrating, [<slot>-<-<id>] importing; slot ranges have no '['
-      return string.find(line, '[' .. slot .. '-', 1, true) ~= nil
+      if string.find(line, '[' .. slot .. '-', 1, true) then
+        return redis.error_reply('CHATMEM_RESHARDING')
+      end
+      return nil
     end
   end
-  return false
+  return nil
 end
 
 if op == 'list' then
   local refused = allowed({{'ZREM', KEYS[1], 'm'}}) or check({'zset'})
+    or resharding(KEYS[1], ARGV[5])
   if refused then return refused end
-  local moving, unsaid = resharding(KEYS[1], ARGV[5])
-  if moving then return redis.error_reply('CHATMEM_RESHARDING') end
-  if moving == nil then return redis.error_reply('CHATMEM_UNSURE ' .. unsaid) end
   local prefix, skip, limit = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
   local out, position = {}, 0
   while #out < 5 * limit do
@@ -174,10 +176,8 @@ end
 
 if op == 'forget' then
   local refused = allowed({{'DEL', KEYS[1]}, {'ZREM', KEYS[1], 'm'}}) or check({'zset'})
+    or resharding(KEYS[1], ARGV[4])
   if refused then return refused end
-  local moving, unsaid = resharding(KEYS[1], ARGV[4])
-  if moving then return redis.error_reply('CHATMEM_RESHARDING') end
-  if moving == nil then return redis.error_reply('CHATMEM_UNSURE ' .. unsaid) end
   local members = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[3]) - 1)
   local deleted = 0
   for _, member in ipairs(members) do
