@@ -14,10 +14,17 @@ never touched:
    ``chat_memory.openai_agents``), with the suite run through each one's
    adapter (``--memory-adapter``), as CI runs it for docs/peers.md: a plain
    ``pytest features/`` never imports them;
-4. what still survives, with ``tests/unit`` added.
+4. the survivors of the code only a cluster runs (``REPLICATED``: slot
+   migrations, redirections), with the ``@cluster`` scenarios on one throwaway
+   Redis Cluster, started once for the pass rather than once per mutant
+   (``--redis-cluster --redis-url``);
+5. the survivors of the durability setting's code, with the ``@sentinel``
+   scenarios (``--redis-sentinel``: a primary's failover, with and without it);
+6. what still survives, with ``tests/unit`` added.
 
-Passes 1 to 3 together are "the acceptance suite alone": everything
-``pytest features/`` runs in CI.
+Passes 1 to 5 together are "the acceptance suite alone": everything
+``pytest features/`` runs in CI. ``--skip cluster --skip sentinel`` leaves out
+passes 4 and 5 (CI's sample: minutes of servers starting and failing over).
 
 Then it writes the score by module, both ways, and every mutant the acceptance
 suite lets survive: the ones the unit tests kill, the ones that only change an
@@ -35,7 +42,8 @@ the mutants that change behaviour (what CI checks on a sample). ::
     python -m tests.mutation --module _budget.py  # the modules a change touched
     python -m tests.mutation --update --function _ops.py:compact  # after a test was added for
                                                   # survivors: run those again, into the full run
-    python -m tests.mutation --sample 12 --acceptance-only --min-score 75 --output m.md  # CI
+    python -m tests.mutation --sample 12 --acceptance-only --min-score 75 \
+        --skip cluster --skip sentinel --output m.md  # CI
 """
 
 from __future__ import annotations
@@ -60,6 +68,7 @@ from fnmatch import fnmatch
 from io import StringIO
 from pathlib import Path
 
+from chat_memory_suite.servers import throwaway_cluster
 from tests.llm_stub import running_stub
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,6 +91,13 @@ class Mutant:
     unit: int | None = None
     diff: str = ""
     verdict: str = ""
+    cluster: int | None = None
+    sentinel: int | None = None
+
+    @property
+    def acceptance(self) -> list[int | None]:
+        """Its exit codes in every pass of the acceptance suite alone."""
+        return [self.features, self.server, self.adapter, self.cluster, self.sentinel]
 
     @property
     def changed(self) -> tuple[list[str], list[str]]:
@@ -412,7 +428,7 @@ def classify(report: Report, equivalents: list[dict[str, str]]) -> set[int]:
     """Give every mutant its verdict; return which justifications gave one (their index)."""
     used: set[int] = set()
     for mutant in report.mutants:
-        if any(code in KILLED for code in (mutant.features, mutant.server, mutant.adapter)):
+        if any(code in KILLED for code in mutant.acceptance):
             mutant.verdict = "killed by the acceptance suite"
         elif is_wording(mutant):
             mutant.verdict = "message wording"
@@ -428,6 +444,50 @@ def classify(report: Report, equivalents: list[dict[str, str]]) -> set[int]:
         else:
             mutant.verdict = "unexplained"
     return used
+
+
+# The code only a Redis Cluster or a replicated primary runs, as ``module:function``
+# patterns: passes 4 and 5 run the survivors of these functions alone. Their scenarios
+# take seconds of servers migrating slots and failing over, and mutmut runs every
+# scenario that reaches a function against each of its mutants: the survivors of the
+# functions every append runs (hundreds, message wording included) would take hours
+# there, for what passes 1 and 2 already ran.
+DURABILITY = (
+    "_durability.py:*",
+    "exceptions.py:NotReplicatedError.*",
+    "_service.py:MemoryService._send",
+    "_service.py:MemoryService._confirm",
+    "_service.py:MemoryService._run",
+    "_async.py:AsyncMemoryService._send",
+    "_async.py:AsyncMemoryService._confirm",
+    "_async.py:AsyncMemoryService._run",
+)
+REPLICATED = {
+    # The slot-migration scenarios, and a master's failover with the durability setting.
+    "cluster": (
+        "_core.py:AppendCall.declaring",
+        "_core.py:MemoryCore.__init__",
+        "_compat.py:redirected_in_vain",
+        "_keys.py:KeyLayout.ids",
+        "_ops.py:_alone",
+        "_ops.py:_append_script",
+        "_ops.py:_declaring_what_exists",
+        "_ops.py:_in_steps",
+        "_ops.py:_sessions_script",
+        "_ops.py:list_sessions",
+        "_ops.py:forget_user",
+        "_service.py:MemoryService._node_client",
+        "_durability.py:*",
+        "exceptions.py:NotReplicatedError.*",
+    ),
+    # A primary's failover, with and without the durability setting, sync and async.
+    "sentinel": DURABILITY,
+}
+
+
+def replicated_only(mutant: Mutant, kind: str) -> bool:
+    """Whether the mutant is in a function of ``REPLICATED[kind]``."""
+    return any(fnmatch(f"{mutant.module}:{mutant.place}", p) for p in REPLICATED[kind])
 
 
 # The framework adapters, each reached by the suite through its suite adapter.
@@ -456,8 +516,8 @@ def score(mutants: list[Mutant], upto: str, *, behaviour: bool = False) -> tuple
     def codes(m: Mutant) -> list[int | None]:
         by_pass = {
             "fakeredis": [m.features],
-            "suite": [m.features, m.server, m.adapter],
-            "unit": [m.features, m.server, m.adapter, m.unit],
+            "suite": m.acceptance,
+            "unit": [*m.acceptance, m.unit],
         }
         return by_pass[upto]
 
@@ -491,8 +551,9 @@ def render(report: Report) -> str:
         "",
         "Columns: the acceptance suite on fakeredis; the whole acceptance suite"
         " (`pytest features/` on fakeredis and on a real server, `@faults` and"
-        " `@llm_smoke` included, and through the LangChain and Agents SDK adapters,"
-        " as CI runs it); the same over mutants that change"
+        " `@llm_smoke` included, through the LangChain and Agents SDK adapters,"
+        " and on a Redis Cluster and a Sentinel group, as CI runs it); the same over"
+        " mutants that change"
         " behaviour (message wording left out); and with `tests/unit` added.",
         "",
         "| module | mutants | features on fakeredis | `pytest features/` alone"
@@ -703,6 +764,28 @@ def run_passes(args: argparse.Namespace) -> Report:
                 for mutant in theirs:
                     mutant.adapter = codes.get(mutant.name)
         alive = [m for m in alive if m.adapter not in KILLED]
+        theirs = [m for m in alive if replicated_only(m, "cluster")]
+        if theirs and "cluster" not in args.skip:
+            nodes = Path(tmp) / "cluster-nodes"
+            nodes.mkdir()
+            with throwaway_cluster(nodes) as url:
+                codes = replicated_pass(
+                    Path(tmp) / "cluster",
+                    snapshot,
+                    theirs,
+                    ["--redis-cluster", "--redis-url", url, "-m", "cluster"],
+                )
+            for mutant in theirs:
+                mutant.cluster = codes.get(mutant.name)
+            alive = [m for m in alive if m.cluster not in KILLED]
+        theirs = [m for m in alive if replicated_only(m, "sentinel")]
+        if theirs and "sentinel" not in args.skip:
+            codes = replicated_pass(
+                Path(tmp) / "sentinel", snapshot, theirs, ["--redis-sentinel", "-m", "sentinel"]
+            )
+            for mutant in theirs:
+                mutant.sentinel = codes.get(mutant.name)
+            alive = [m for m in alive if m.sentinel not in KILLED]
         report.unit_ran = not args.acceptance_only
         if alive and not args.acceptance_only:
             unit_dir = Path(tmp) / "with-unit"
@@ -739,6 +822,21 @@ def run_passes(args: argparse.Namespace) -> Report:
     return report
 
 
+def replicated_pass(
+    workdir: Path, snapshot: Path, alive: list[Mutant], pytest_args: list[str]
+) -> dict[str, int | None]:
+    """Run the survivors with the scenarios of a cluster or a Sentinel group (passes 4, 5).
+
+    Two mutants at a time: the scenarios wait on servers most of their time, and
+    each one works in its own namespace and slots (or starts its own servers to
+    fail over), as they do under ``pytest -n 2`` in CI.
+    """
+    shutil.copytree(snapshot, workdir)
+    return run_mutmut(
+        workdir, [m.name for m in alive], pytest_args=pytest_args, tests=[], env={}, children=2
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run mutmut, write the report, and exit 1 when a survivor is unexplained."""
     parser = argparse.ArgumentParser(prog="python -m tests.mutation", description=__doc__)
@@ -764,6 +862,13 @@ def main(argv: list[str] | None = None) -> int:
         "--acceptance-only",
         action="store_true",
         help="skip the unit-test pass (CI's sample run: the acceptance suite is what it measures)",
+    )
+    parser.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        choices=("cluster", "sentinel"),
+        help="leave out the pass on a throwaway Redis Cluster or the one on a Sentinel group",
     )
     parser.add_argument(
         "--min-score",

@@ -1,11 +1,14 @@
 """The mutation report's own logic: how survivors are classified and scored (issue 14)."""
 
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
 
 from tests.mutation import (
     KILLED,
+    REPLICATED,
+    ROOT,
     Mutant,
     Report,
     check_diffs,
@@ -34,6 +37,7 @@ def mutant(
     features: int | None = 0,
     adapter: int | None = None,
     unit: int | None = 0,
+    sentinel: int | None = None,
 ) -> Mutant:
     return Mutant(
         "chat_memory._keys.x_f__mutmut_1",
@@ -42,6 +46,7 @@ def mutant(
         features,
         adapter=adapter,
         unit=unit,
+        sentinel=sentinel,
         diff=f"--- a\n+++ b\n-{removed}\n+{added}",
     )
 
@@ -103,6 +108,8 @@ def test_verdicts_and_scores() -> None:
             mutant("a = 1", "a = 2", features=1),  # killed by the features
             # killed by the suite through a framework adapter (a plain run never imports it)
             mutant("a = 1", "a = 2", features=None, adapter=1),
+            # killed by the scenarios of a primary's failover, on a Sentinel group
+            mutant("a = 1", "a = 2", features=0, sentinel=1),
             mutant("a = 1", "a = 2", features=0, unit=1),  # killed by the unit tests only
             mutant('raise E("a b c")', "raise E(None)"),  # wording
             mutant('b = s.encode("utf-8")', 'b = s.encode("UTF-8")'),  # equivalent
@@ -113,18 +120,19 @@ def test_verdicts_and_scores() -> None:
     assert [m.verdict.split(":")[0] for m in report.mutants] == [
         "killed by the acceptance suite",
         "killed by the acceptance suite",
+        "killed by the acceptance suite",
         "killed by tests/unit",
         "message wording",
         "equivalent",
         "unexplained",
     ]
-    assert score(report.mutants, "fakeredis") == (1, 5)
-    assert score(report.mutants, "suite") == (2, 5)  # the equivalent one is not counted
-    assert score(report.mutants, "suite", behaviour=True) == (2, 4)
-    assert score(report.mutants, "unit") == (3, 5)
+    assert score(report.mutants, "fakeredis") == (1, 6)
+    assert score(report.mutants, "suite") == (3, 6)  # the equivalent one is not counted
+    assert score(report.mutants, "suite", behaviour=True) == (3, 5)
+    assert score(report.mutants, "unit") == (4, 6)
     text = render(report)
     assert "Unexplained survivors" in text
-    assert "| **library** | 5 | 20.0% | 40.0% | 50.0% | 60.0% |" in text
+    assert "| **library** | 6 | 16.7% | 50.0% | 60.0% | 66.7% |" in text
 
 
 def test_a_written_justification_makes_a_survivor_equivalent() -> None:
@@ -331,3 +339,12 @@ def test_the_commit_is_dirty_for_any_change_but_the_report(tmp_path: Path) -> No
     assert not describe(tmp_path).endswith("-dirty")
     (tmp_path / "code.py").write_text("a = 2")
     assert describe(tmp_path).endswith("-dirty")
+
+
+def test_the_replicated_passes_name_functions_mutmut_mutates() -> None:
+    """A renamed function would silently leave passes 4 and 5 with nothing to run."""
+    every = [place_of(p.replace("*", "1")) for p in function_patterns(ROOT / "src" / "chat_memory")]
+    places = [f"{module}:{place}" for module, place in every]
+    for kind, patterns in REPLICATED.items():
+        for pattern in patterns:
+            assert any(fnmatch(place, pattern) for place in places), (kind, pattern)
