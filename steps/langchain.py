@@ -3,30 +3,43 @@
 Usage::
 
     Given the app chats through a LangChain chain
+    Given the app chats through a LangChain chain that answers in plain text
+    Given the app chats through a LangChain chain that puts its answer under "answer"
+    Given the model will reply in content blocks:
     Given the server will go down while the model answers
     Given the user asked the chain "My name is Ada."
     When the user asks the chain "What is my name?"
+    When the user asks the chain in a call tagged "support": "My name is Ada."
+    When the chain is invoked with the input {"topic": "names"}
+    Then the model ran with the tag "support"
+    Then the model was not asked
+    Then the chain refuses the input with the reason "the chain's input has no 'question'"
+    Then the question was not stored, and the error hands back the answer "Nice to meet you, Ada." alone
 
 The chain is the README's: a prompt with the history before the question,
 the scenario's fake model as a LangChain chat model, wrapped in
-``chat_memory.langchain.RunnableWithChatMemory``. What it stores, what the
-model was prompted with and the error of a turn that could not be stored are
-checked with the chat turn's own steps (``steps/model.py``).
+``chat_memory.langchain.RunnableWithChatMemory``; two Given steps give it
+another end (a string output parser, or a dict with the answer under a key).
+What it stores, what the model was prompted with and the error of a turn that
+could not be stored are checked with the chat turn's own steps
+(``steps/model.py``) and the ones here.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
-from pytest_bdd import given, parsers, when
+from pytest_bdd import given, parsers, then, when
 
-from chat_memory import MemoryService, ReplyNotStoredError
+from chat_memory import ChatMemoryError, MemoryService, ReplyNotStoredError
 from chat_memory.testing import FakeLLM
 from chat_memory_suite.apis import Blocking, Services
 from chat_memory_suite.servers import ThrowawayServer
+from chat_memory_suite.tables import reads_table, rows
 
 from .model import Turn
 
@@ -35,26 +48,40 @@ REQUIRES = ("chat", "langchain_chain")
 
 
 class Chain:
-    """The scenario's chain, and what runs while its model answers."""
+    """The scenario's chain, what runs while its model answers, and what the model saw."""
 
-    def __init__(self, runnable: Any, services: Services) -> None:
-        """Invoke ``runnable`` (a ``RunnableWithChatMemory``) through the scenario's API."""
-        self.runnable = runnable
+    def __init__(self, build: Callable[..., Any], services: Services) -> None:
+        """Invoke what ``build`` makes (a ``RunnableWithChatMemory``) through the scenario's API.
+
+        ``build(end, output_messages_key)`` wraps the prompt and the model, then
+        ``end`` (a runnable, or None), with that ``output_messages_key``.
+        """
+        self.build = build
+        self.runnable = build(None, None)
         self.services = services
         self.while_answering: list[Callable[[], None]] = []
+        self.blocks: list[str | dict[str, str]] | None = None
+        """The content blocks of the model's next answer, instead of its text."""
+        self.tags: list[list[str]] = []
+        """The tags of each run of the model, as LangChain handed them to it."""
 
-    def ask(self, session_id: str, question: str) -> Any:
+    def ask(self, session_id: str, question: str, *, tags: Sequence[str] = ()) -> Any:
         """One turn: the question, the model's answer, the turn stored (or an error raised)."""
-        config = {"configurable": {"session_id": session_id}}
+        return self.invoke(session_id, {"question": question}, tags=tags)
+
+    def invoke(self, session_id: str, value: Any, *, tags: Sequence[str] = ()) -> Any:
+        """Invoke the chain with ``value`` as its input, in ``session_id``."""
+        config = {"configurable": {"session_id": session_id}, "tags": list(tags)}
         if self.services.api == "async":
-            return self.services.wait(self.runnable.ainvoke({"question": question}, config))
-        return self.runnable.invoke({"question": question}, config)
+            return self.services.wait(self.runnable.ainvoke(value, config))
+        return self.runnable.invoke(value, config)
 
 
 @pytest.fixture
 def langchain_chain(memory: MemoryService, fake_model: FakeLLM, services: Services) -> Chain:
     """The README's chain over the scenario's memory and fake model."""
     pytest.importorskip("langchain_core", reason="needs chat-memory[langchain]")
+    from langchain_core.callbacks import CallbackManagerForLLMRun
     from langchain_core.language_models.chat_models import BaseChatModel
     from langchain_core.messages import AIMessage, BaseMessage
     from langchain_core.outputs import ChatGeneration, ChatResult
@@ -62,7 +89,7 @@ def langchain_chain(memory: MemoryService, fake_model: FakeLLM, services: Servic
 
     from chat_memory.langchain import RunnableWithChatMemory, from_langchain
 
-    hooks: list[Callable[[], None]] = []
+    chain: Chain
 
     class ScenarioModel(BaseChatModel):
         """The scenario's fake model, as a LangChain chat model."""
@@ -71,10 +98,19 @@ def langchain_chain(memory: MemoryService, fake_model: FakeLLM, services: Servic
         def _llm_type(self) -> str:
             return "chat-memory-scenario"
 
-        def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        def _generate(
+            self,
+            messages: list[BaseMessage],
+            stop: list[str] | None = None,
+            run_manager: CallbackManagerForLLMRun | None = None,
+            **kwargs: Any,
+        ) -> ChatResult:
+            chain.tags.append(list(run_manager.tags) if run_manager else [])
             prompt = [from_langchain(m).to_chat() for m in messages]
-            reply = _answer(fake_model, prompt)
-            for hook in hooks:
+            reply: str | list[str | dict[str, str]] = _answer(fake_model, prompt)
+            if chain.blocks is not None:
+                reply, chain.blocks = chain.blocks, None
+            for hook in chain.while_answering:
                 hook()
             return ChatResult(generations=[ChatGeneration(message=AIMessage(reply))])
 
@@ -82,15 +118,19 @@ def langchain_chain(memory: MemoryService, fake_model: FakeLLM, services: Servic
         [MessagesPlaceholder("history"), ("human", "{question}")]
     )
     target = memory.target if isinstance(memory, Blocking) else None
-    runnable = RunnableWithChatMemory(
-        prompt | ScenarioModel(),
-        None if target is not None else memory,
-        async_memory=target,
-        input_messages_key="question",
-        history_messages_key="history",
-    )
-    chain = Chain(runnable, services)
-    chain.while_answering = hooks
+
+    def build(end: Any, output_messages_key: str | None) -> Any:
+        inner = prompt | ScenarioModel()
+        return RunnableWithChatMemory(
+            inner if end is None else inner | end,
+            None if target is not None else memory,
+            async_memory=target,
+            input_messages_key="question",
+            history_messages_key="history",
+            output_messages_key=output_messages_key,
+        )
+
+    chain = Chain(build, services)
     return chain
 
 
@@ -119,6 +159,50 @@ def app_chats_through_langchain(langchain_chain: Chain) -> None:
     """
 
 
+@given("the app chats through a LangChain chain that answers in plain text")
+def chain_answers_in_plain_text(langchain_chain: Chain) -> None:
+    """The chain ends with LangChain's string output parser: its output is the answer's text.
+
+    Given the app chats through a LangChain chain that answers in plain text
+    """
+    from langchain_core.output_parsers import StrOutputParser
+
+    langchain_chain.runnable = langchain_chain.build(StrOutputParser(), None)
+
+
+@given(parsers.parse('the app chats through a LangChain chain that puts its answer under "{key}"'))
+def chain_puts_answer_under(langchain_chain: Chain, key: str) -> None:
+    """The chain's output is a dict, the model's answer under ``key``; the wrapper is told so.
+
+    Given the app chats through a LangChain chain that puts its answer under "answer"
+    """
+    from langchain_core.runnables import RunnableLambda
+
+    end: Any = RunnableLambda(lambda answer: {key: answer, "model": "scenario"})
+    langchain_chain.runnable = langchain_chain.build(end, key)
+
+
+@given("the model will reply in content blocks:")
+@reads_table("kind", "text")
+def model_replies_in_blocks(langchain_chain: Chain, datatable: Sequence[Sequence[str]]) -> None:
+    """The model's next answer is a list of content blocks, as multimodal models give.
+
+    A ``text`` block is ``{"type": "text", "text": ...}``, a ``plain`` one a bare
+    string, any other kind a block without text (``{"type": "image", ...}``).
+
+    Given the model will reply in content blocks:
+    """
+    blocks: list[str | dict[str, str]] = []
+    for row in rows(datatable, ("kind", "text")):
+        if row["kind"] == "text":
+            blocks.append({"type": "text", "text": row["text"]})
+        elif row["kind"] == "plain":
+            blocks.append(row["text"])
+        else:
+            blocks.append({"type": row["kind"], "url": "https://example.com/a.png"})
+    langchain_chain.blocks = blocks
+
+
 @given("the server will go down while the model answers")
 def server_goes_down_while_answering(langchain_chain: Chain, fault_server: ThrowawayServer) -> None:
     """The server stops after the history was read, before the turn is stored.
@@ -136,8 +220,90 @@ def user_asks_the_chain(langchain_chain: Chain, session_id: str, turn: Turn, tex
     Given the user asked the chain "My name is Ada."
     When the user asks the chain "What is my name?"
     """
+    _ask(langchain_chain, session_id, turn, text)
+
+
+@when(parsers.parse('the user asks the chain in a call tagged "{tag}": "{text}"'))
+def user_asks_the_chain_tagged(
+    langchain_chain: Chain, session_id: str, turn: Turn, text: str, tag: str
+) -> None:
+    """One turn, the call's config tagged (as tracing and callbacks tag a run).
+
+    When the user asks the chain in a call tagged "support": "My name is Ada."
+    """
+    _ask(langchain_chain, session_id, turn, text, tags=[tag])
+
+
+def _ask(chain: Chain, session_id: str, turn: Turn, text: str, tags: Sequence[str] = ()) -> None:
     turn.answer, turn.error = None, None
     try:
-        turn.answer = langchain_chain.ask(session_id, text).content
+        output = chain.ask(session_id, text, tags=tags)
     except ReplyNotStoredError as exc:
         turn.error = exc
+        return
+    answer = output[chain.runnable.output_messages_key] if isinstance(output, dict) else output
+    turn.answer = answer if isinstance(answer, str) else answer.content
+
+
+@when(parsers.parse("the chain is invoked with the input {value}"))
+def chain_invoked_with(langchain_chain: Chain, session_id: str, turn: Turn, value: str) -> None:
+    """The app invokes the chain with this input, written as JSON; a refusal is kept.
+
+    When the chain is invoked with the input {"topic": "names"}
+    """
+    turn.answer, turn.error = None, None
+    try:
+        langchain_chain.invoke(session_id, json.loads(value))
+    except ChatMemoryError as exc:
+        turn.error = exc
+
+
+@then(parsers.parse('the chain refuses the input with the reason "{reason}"'))
+def chain_refuses_input(turn: Turn, reason: str) -> None:
+    """The chain raised the memory's typed error for invalid content, saying why.
+
+    Then the chain refuses the input with the reason "the chain's input has no 'question'"
+    """
+    from chat_memory import InvalidContentError
+
+    assert isinstance(turn.error, InvalidContentError), f"not a refusal: {turn.error!r}"
+    assert reason in str(turn.error), f"the refusal says {str(turn.error)!r}"
+
+
+@then("the model was not asked")
+def model_not_asked(fake_model: FakeLLM) -> None:
+    """No prompt reached the model: nothing was paid for.
+
+    Then the model was not asked
+    """
+    assert not fake_model.prompts, f"the model was prompted: {fake_model.prompts}"
+
+
+@then(parsers.parse('the model ran with the tag "{tag}"'))
+def model_ran_with_tag(langchain_chain: Chain, tag: str) -> None:
+    """The call's config reached the model: its run carried the tag.
+
+    Then the model ran with the tag "support"
+    """
+    assert langchain_chain.tags, "the model never ran"
+    assert tag in langchain_chain.tags[-1], f"the model's run was tagged {langchain_chain.tags[-1]}"
+
+
+@then(
+    parsers.parse('the question was not stored, and the error hands back the answer "{text}" alone')
+)
+def question_not_stored(turn: Turn, text: str) -> None:
+    """An answer the memory cannot store: its text comes back, the turn holds only the question.
+
+    The question keeps its id, for the app to store once it has an answer it can keep.
+
+    Then the question was not stored, and the error hands back the answer "Nice to meet you, Ada." alone
+    """
+    error = turn.error
+    assert isinstance(error, ReplyNotStoredError), f"not a ReplyNotStoredError: {error!r}"
+    assert error.reply == text, f"the error hands back {error.reply!r}, not {text!r}"
+    assert [m.role for m in error.messages] == ["user"], f"the turn: {error.messages}"
+    assert all(m.id for m in error.messages), f"the question has no id: {error.messages}"
+    assert isinstance(error.__cause__, ChatMemoryError), f"the cause: {error.__cause__!r}"
+    assert str(error.__cause__) in str(error), f"the error does not say why: {error}"
+    assert error.may_have_written is False, f"the error says it may have written: {error}"

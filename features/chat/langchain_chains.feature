@@ -46,6 +46,67 @@ Feature: Turns through a LangChain chain
         | user      | My name is Ada.        |
         | assistant | Nice to meet you, Ada. |
 
+    Scenario: A chain that answers in plain text stores the answer as the assistant's
+      Given a new session "ada"
+      And the app chats through a LangChain chain that answers in plain text
+      And the model will reply "Nice to meet you, Ada."
+      When the user asks the chain "My name is Ada."
+      Then the context is:
+        | role      | content                |
+        | user      | My name is Ada.        |
+        | assistant | Nice to meet you, Ada. |
+
+    Scenario: A chain that puts its answer under a key stores that answer
+      Given a new session "ada"
+      And the app chats through a LangChain chain that puts its answer under "answer"
+      And the model will reply "Nice to meet you, Ada."
+      When the user asks the chain "My name is Ada."
+      Then the context is:
+        | role      | content                |
+        | user      | My name is Ada.        |
+        | assistant | Nice to meet you, Ada. |
+
+    Scenario: The call's tags reach the model, as tracing and callbacks need
+      Given a new session "ada"
+      And the app chats through a LangChain chain
+      When the user asks the chain in a call tagged "support": "My name is Ada."
+      Then the model ran with the tag "support"
+
+  Rule: What the chain cannot store is refused or handed back, never half stored
+
+    Scenario: An input without the question is refused before the model is asked
+      Given a new session "ada"
+      And the app chats through a LangChain chain
+      When the chain is invoked with the input {"topic": "names"}
+      Then the chain refuses the input with the reason "the chain's input has no 'question'"
+      And the model was not asked
+      And the context is empty
+
+    Scenario Outline: A question that is not text or messages is refused before the model is asked
+      Given a new session "ada"
+      And the app chats through a LangChain chain
+      When the chain is invoked with the input {"question": <question>}
+      Then the chain refuses the input with the reason "the chain's input must be text, a message or a list of messages, not <type>"
+      And the model was not asked
+      And the context is empty
+
+      Examples:
+        | question  | type |
+        | 42        | int  |
+        | ["hello"] | list |
+
+    Scenario: An answer in content blocks is handed back as its text, and the question is not stored
+      Given a new session "ada"
+      And the app chats through a LangChain chain
+      And the model will reply in content blocks:
+        | kind  | text                  |
+        | text  | Nice to meet you, Ada |
+        | image |                       |
+        | plain | .                     |
+      When the user asks the chain "My name is Ada."
+      Then the question was not stored, and the error hands back the answer "Nice to meet you, Ada." alone
+      And the context is empty
+
     @faults
     Scenario: A Redis user who may not write gets a refusal with the turn, and nothing is stored
       Given the memory runs as a Redis user allowed what the README lists except "evalsha"
