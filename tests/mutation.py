@@ -454,6 +454,7 @@ def classify(report: Report, equivalents: list[dict[str, str]]) -> set[int]:
 # there, for what passes 1 and 2 already ran.
 DURABILITY = (
     "_durability.py:*",
+    "_ops.py:add_messages",  # the keys each append has confirmed
     "exceptions.py:NotReplicatedError.*",
     "_service.py:MemoryService._send",
     "_service.py:MemoryService._confirm",
@@ -468,6 +469,7 @@ REPLICATED = {
         "_core.py:AppendCall.declaring",
         "_core.py:MemoryCore.__init__",
         "_compat.py:redirected_in_vain",
+        "_errors.py:script_error",  # a listing or an erasure refused mid-migration
         "_keys.py:KeyLayout.ids",
         "_ops.py:_alone",
         "_ops.py:_append_script",

@@ -24,6 +24,9 @@ Feature: Counting tokens without a tokenizer
         | A tool call with text         | {"role": "assistant", "content": "Checking", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "weather", "arguments": "{}"}}]} | 9 |
         | Two tool calls                | {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "a", "arguments": "1234"}}, {"id": "d", "type": "function", "function": {"name": "b", "arguments": "5678"}}]} | 7 |
         | Tool arguments beyond ASCII   | {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "weather", "arguments": "Zürich"}}]} | 8 |
+        | A tool call without arguments | {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "weather"}}]} | 6 |
+        | A tool call without a name    | {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"arguments": "{}"}}]} | 5 |
+        | A tool call without its function | {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function"}]}                               | 4 |
 
   Rule: A prompt budget uses the default estimate unless the app brings a counter
 
