@@ -181,6 +181,16 @@ def agent_gets_last(agent: Agent, items_given: list[dict[str, Any]], count: int)
     expect_text("the items the agent got", items_given, agent.added[len(agent.added) - count :])
 
 
+@then("the agent is given these items:")
+@reads_json
+def agent_is_given(items_given: list[dict[str, Any]], docstring: str) -> None:
+    """What the agent was given is exactly these items, in order (written as JSON).
+
+    Then the agent is given these items:
+    """
+    expect_text("the items the agent got", items_given, json.loads(docstring))
+
+
 @then("the session stores the item as exactly this text:")
 @requires("agents_session", "storage_contract")
 def item_stored_as(memory: MemoryService, session_id: str, docstring: str) -> None:

@@ -572,6 +572,23 @@ def refusal_names_id(attempt: Attempt, message_id: str) -> None:
     assert attempt.error.message_id == message_id, f"it names {attempt.error.message_id!r}"
 
 
+@then(
+    parsers.parse(
+        "the refusal names a {role} message of {size:d} bytes, over the limit of {limit:d}"
+    )
+)
+@requires("typed_errors")
+def refusal_names_size(attempt: Attempt, role: str, size: int, limit: int) -> None:
+    """The refusal is a MessageTooLargeError whose fields say which message and by how much.
+
+    Then the refusal names a user message of 301 bytes, over the limit of 300
+    """
+    error = attempt.error
+    assert isinstance(error, MessageTooLargeError), f"not a size refusal: {error!r}"
+    found = (error.role, error.size, error.limit)
+    assert found == (role, size, limit), f"it names (role, size, limit) {found}"
+
+
 @when("the app sends the same chat messages again")
 @requires("message_ids")
 def app_resends_chat_messages(

@@ -470,6 +470,7 @@ REPLICATED = {
         "_core.py:MemoryCore.__init__",
         "_compat.py:redirected_in_vain",
         "_errors.py:script_error",  # a listing or an erasure refused mid-migration
+        "_shell.py:MemoryShell.__init__",  # what a cluster client and durability set up
         "_keys.py:KeyLayout.ids",
         "_ops.py:_alone",
         "_ops.py:_append_script",

@@ -58,6 +58,24 @@ Feature: An agent's session
         | developer | system    |
         | assistant | assistant |
 
+  Rule: What the app stored itself reaches the agent as input messages
+
+    Scenario: Messages stored through the memory are given to the agent as input messages
+      Given the session remembers:
+        | role      | content  |
+        | user      | Hello    |
+        | assistant | Hi, Ada. |
+        | user      | 42       |
+      When the agent asks for its newest 3 items
+      Then the agent is given these items:
+        """
+        [
+          {"role": "user", "content": "Hello"},
+          {"role": "assistant", "content": "Hi, Ada."},
+          {"role": "user", "content": "42"}
+        ]
+        """
+
   Rule: An agent's retried items are stored once
 
     Scenario: Items retried with their fields in another order are stored once

@@ -40,6 +40,7 @@ Feature: Refusing bad input
       And a message may take at most 300 bytes once stored
       When the app sends a message whose stored form is one byte over the size limit
       Then the message is refused with the reason "encodes to 301 bytes, over the limit of 300"
+      And the refusal names a user message of 301 bytes, over the limit of 300
       And nothing is stored
 
     Scenario: One call may store as many messages as the memory remembers ids for
