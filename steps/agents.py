@@ -181,12 +181,12 @@ def agent_gets_last(agent: Agent, items_given: list[dict[str, Any]], count: int)
     expect_text("the items the agent got", items_given, agent.added[len(agent.added) - count :])
 
 
-@then("the agent is given these items:")
+@then("the agent gets these items:")
 @reads_json
 def agent_is_given(items_given: list[dict[str, Any]], docstring: str) -> None:
     """What the agent was given is exactly these items, in order (written as JSON).
 
-    Then the agent is given these items:
+    Then the agent gets these items:
     """
     expect_text("the items the agent got", items_given, json.loads(docstring))
 

@@ -5,16 +5,16 @@ Usage::
     Given the app chats through a LangChain chain
     Given the app chats through a LangChain chain that answers in plain text
     Given the app chats through a LangChain chain that puts its answer under "answer"
-    Given the model will reply in content blocks:
+    Given the chain's model will reply in content blocks:
     Given the server will go down while the model answers
     Given the user asked the chain "My name is Ada."
     When the user asks the chain "What is my name?"
     When the user asks the chain in a call tagged "support": "My name is Ada."
-    When the chain is invoked with the input {"topic": "names"}
+    When the app invokes the chain with the input {"topic": "names"}
     Then the model ran with the tag "support"
     Then the model was not asked
     Then the chain refuses the input with the reason "the chain's input has no 'question'"
-    Then the question was not stored, and the error hands back the answer "Nice to meet you, Ada." alone
+    Then the error hands back the answer "Nice to meet you, Ada." with the question alone
 
 The chain is the README's: a prompt with the history before the question,
 the scenario's fake model as a LangChain chat model, wrapped in
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -78,7 +78,9 @@ class Chain:
 
 
 @pytest.fixture
-def langchain_chain(memory: MemoryService, fake_model: FakeLLM, services: Services) -> Chain:
+def langchain_chain(
+    memory: MemoryService, fake_model: FakeLLM, services: Services
+) -> Iterator[Chain]:
     """The README's chain over the scenario's memory and fake model."""
     pytest.importorskip("langchain_core", reason="needs chat-memory[langchain]")
     from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -131,7 +133,8 @@ def langchain_chain(memory: MemoryService, fake_model: FakeLLM, services: Servic
         )
 
     chain = Chain(build, services)
-    return chain
+    yield chain
+    assert chain.blocks is None, f"the model never answered the content blocks {chain.blocks}"
 
 
 def _answer(model: Any, prompt: list[dict[str, Any]]) -> str:
@@ -182,24 +185,29 @@ def chain_puts_answer_under(langchain_chain: Chain, key: str) -> None:
     langchain_chain.runnable = langchain_chain.build(end, key)
 
 
-@given("the model will reply in content blocks:")
+@given("the chain's model will reply in content blocks:")
 @reads_table("kind", "text")
 def model_replies_in_blocks(langchain_chain: Chain, datatable: Sequence[Sequence[str]]) -> None:
-    """The model's next answer is a list of content blocks, as multimodal models give.
+    """The chain's model answers next with a list of content blocks, as multimodal models do.
 
     A ``text`` block is ``{"type": "text", "text": ...}``, a ``plain`` one a bare
-    string, any other kind a block without text (``{"type": "image", ...}``).
+    string, an ``image`` one a block without text. A scenario whose chain never
+    asks the model again fails: the blocks were never answered.
 
-    Given the model will reply in content blocks:
+    Given the chain's model will reply in content blocks:
     """
     blocks: list[str | dict[str, str]] = []
     for row in rows(datatable, ("kind", "text")):
-        if row["kind"] == "text":
-            blocks.append({"type": "text", "text": row["text"]})
-        elif row["kind"] == "plain":
-            blocks.append(row["text"])
-        else:
-            blocks.append({"type": row["kind"], "url": "https://example.com/a.png"})
+        kind, text = row["kind"], row["text"]
+        assert kind in ("text", "plain", "image"), f"a block is text, plain or image, not {kind!r}"
+        assert not (kind == "image" and text), f"an image block has no text, not {text!r}"
+        blocks.append(
+            {"type": "text", "text": text}
+            if kind == "text"
+            else text
+            if kind == "plain"
+            else {"type": "image", "url": "https://example.com/a.png"}
+        )
     langchain_chain.blocks = blocks
 
 
@@ -245,11 +253,11 @@ def _ask(chain: Chain, session_id: str, turn: Turn, text: str, tags: Sequence[st
     turn.answer = answer if isinstance(answer, str) else answer.content
 
 
-@when(parsers.parse("the chain is invoked with the input {value}"))
+@when(parsers.parse("the app invokes the chain with the input {value}"))
 def chain_invoked_with(langchain_chain: Chain, session_id: str, turn: Turn, value: str) -> None:
     """The app invokes the chain with this input, written as JSON; a refusal is kept.
 
-    When the chain is invoked with the input {"topic": "names"}
+    When the app invokes the chain with the input {"topic": "names"}
     """
     turn.answer, turn.error = None, None
     try:
@@ -289,15 +297,13 @@ def model_ran_with_tag(langchain_chain: Chain, tag: str) -> None:
     assert tag in langchain_chain.tags[-1], f"the model's run was tagged {langchain_chain.tags[-1]}"
 
 
-@then(
-    parsers.parse('the question was not stored, and the error hands back the answer "{text}" alone')
-)
+@then(parsers.parse('the error hands back the answer "{text}" with the question alone'))
 def question_not_stored(turn: Turn, text: str) -> None:
     """An answer the memory cannot store: its text comes back, the turn holds only the question.
 
     The question keeps its id, for the app to store once it has an answer it can keep.
 
-    Then the question was not stored, and the error hands back the answer "Nice to meet you, Ada." alone
+    Then the error hands back the answer "Nice to meet you, Ada." with the question alone
     """
     error = turn.error
     assert isinstance(error, ReplyNotStoredError), f"not a ReplyNotStoredError: {error!r}"

@@ -19,6 +19,34 @@ Feature: Turns through a LangChain chain
         | assistant | Nice to meet you, Ada. |
         | user      | What is my name?       |
 
+    Scenario: A chain that answers in plain text stores the answer as the assistant's
+      Given a new session "ada"
+      And the app chats through a LangChain chain that answers in plain text
+      And the model will reply "Nice to meet you, Ada."
+      When the user asks the chain "My name is Ada."
+      Then the context is:
+        | role      | content                |
+        | user      | My name is Ada.        |
+        | assistant | Nice to meet you, Ada. |
+
+    Scenario: A chain that puts its answer under a key stores that answer
+      Given a new session "ada"
+      And the app chats through a LangChain chain that puts its answer under "answer"
+      And the model will reply "Nice to meet you, Ada."
+      When the user asks the chain "My name is Ada."
+      Then the context is:
+        | role      | content                |
+        | user      | My name is Ada.        |
+        | assistant | Nice to meet you, Ada. |
+
+  Rule: The call's config reaches the chain's model, as tracing and callbacks need
+
+    Scenario: The call's tags reach the model
+      Given a new session "ada"
+      And the app chats through a LangChain chain
+      When the user asks the chain in a call tagged "support": "My name is Ada."
+      Then the model ran with the tag "support"
+
   Rule: A turn the chain cannot store fails the call, and storing it again remembers it once
 
     @faults
@@ -46,38 +74,22 @@ Feature: Turns through a LangChain chain
         | user      | My name is Ada.        |
         | assistant | Nice to meet you, Ada. |
 
-    Scenario: A chain that answers in plain text stores the answer as the assistant's
-      Given a new session "ada"
-      And the app chats through a LangChain chain that answers in plain text
-      And the model will reply "Nice to meet you, Ada."
-      When the user asks the chain "My name is Ada."
-      Then the context is:
-        | role      | content                |
-        | user      | My name is Ada.        |
-        | assistant | Nice to meet you, Ada. |
-
-    Scenario: A chain that puts its answer under a key stores that answer
-      Given a new session "ada"
-      And the app chats through a LangChain chain that puts its answer under "answer"
-      And the model will reply "Nice to meet you, Ada."
-      When the user asks the chain "My name is Ada."
-      Then the context is:
-        | role      | content                |
-        | user      | My name is Ada.        |
-        | assistant | Nice to meet you, Ada. |
-
-    Scenario: The call's tags reach the model, as tracing and callbacks need
-      Given a new session "ada"
+    @faults
+    Scenario: A Redis user who may not write gets a refusal with the turn, and nothing is stored
+      Given the memory runs as a Redis user allowed what the README lists except "evalsha"
+      And a new session "ada"
       And the app chats through a LangChain chain
-      When the user asks the chain in a call tagged "support": "My name is Ada."
-      Then the model ran with the tag "support"
+      And the model will reply "Nice to meet you, Ada."
+      When the user asks the chain "My name is Ada."
+      Then the turn was not stored, and the error hands back the answer "Nice to meet you, Ada." with the turn
+      And the context is empty
 
-  Rule: What the chain cannot store is refused or handed back, never half stored
+  Rule: What the chain cannot store is refused before the model is asked, or handed back
 
     Scenario: An input without the question is refused before the model is asked
       Given a new session "ada"
       And the app chats through a LangChain chain
-      When the chain is invoked with the input {"topic": "names"}
+      When the app invokes the chain with the input {"topic": "names"}
       Then the chain refuses the input with the reason "the chain's input has no 'question'"
       And the model was not asked
       And the context is empty
@@ -85,7 +97,7 @@ Feature: Turns through a LangChain chain
     Scenario Outline: A question that is not text or messages is refused before the model is asked
       Given a new session "ada"
       And the app chats through a LangChain chain
-      When the chain is invoked with the input {"question": <question>}
+      When the app invokes the chain with the input {"question": <question>}
       Then the chain refuses the input with the reason "the chain's input must be text, a message or a list of messages, not <type>"
       And the model was not asked
       And the context is empty
@@ -98,21 +110,11 @@ Feature: Turns through a LangChain chain
     Scenario: An answer in content blocks is handed back as its text, and the question is not stored
       Given a new session "ada"
       And the app chats through a LangChain chain
-      And the model will reply in content blocks:
+      And the chain's model will reply in content blocks:
         | kind  | text                  |
         | text  | Nice to meet you, Ada |
         | image |                       |
         | plain | .                     |
       When the user asks the chain "My name is Ada."
-      Then the question was not stored, and the error hands back the answer "Nice to meet you, Ada." alone
-      And the context is empty
-
-    @faults
-    Scenario: A Redis user who may not write gets a refusal with the turn, and nothing is stored
-      Given the memory runs as a Redis user allowed what the README lists except "evalsha"
-      And a new session "ada"
-      And the app chats through a LangChain chain
-      And the model will reply "Nice to meet you, Ada."
-      When the user asks the chain "My name is Ada."
-      Then the turn was not stored, and the error hands back the answer "Nice to meet you, Ada." with the turn
+      Then the error hands back the answer "Nice to meet you, Ada." with the question alone
       And the context is empty

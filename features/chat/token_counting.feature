@@ -11,22 +11,22 @@ Feature: Counting tokens without a tokenizer
       Then by the default count, the message <message> is <tokens> tokens
 
       Examples:
-        | kind                          | message                                                                                                                        | tokens |
-        | An empty message              | {"role": "user", "content": ""}                                                                                                | 4      |
-        | A five-letter word            | {"role": "user", "content": "Hello"}                                                                                           | 6      |
-        | Eight ASCII characters        | {"role": "user", "content": "12345678"}                                                                                        | 6      |
-        | Nine ASCII characters         | {"role": "user", "content": "123456789"}                                                                                       | 7      |
-        | Chinese                       | {"role": "user", "content": "你好世界"}                                                                                         | 8      |
-        | English and Chinese           | {"role": "user", "content": "Hi 你好"}                                                                                          | 7      |
-        | Five characters beyond ASCII  | {"role": "user", "content": "\\u0080\\u0080\\u0080\\u0080\\u0080"}                                                       | 9      |
-        | An emoji with a skin tone     | {"role": "user", "content": "👋🏽"}                                                                                              | 6      |
-        | A tool call                   | {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "weather", "arguments": "{}"}}]} | 7 |
-        | A tool call with text         | {"role": "assistant", "content": "Checking", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "weather", "arguments": "{}"}}]} | 9 |
-        | Two tool calls                | {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "a", "arguments": "1234"}}, {"id": "d", "type": "function", "function": {"name": "b", "arguments": "5678"}}]} | 7 |
-        | Tool arguments beyond ASCII   | {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "weather", "arguments": "Zürich"}}]} | 8 |
-        | A tool call without arguments | {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "weather"}}]} | 6 |
-        | A tool call without a name    | {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"arguments": "{}"}}]} | 5 |
-        | A tool call without its function | {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function"}]}                               | 4 |
+        | kind                             | message                                                                                                                                                                                                                  | tokens |
+        | An empty message                 | {"role": "user", "content": ""}                                                                                                                                                                                          | 4      |
+        | A five-letter word               | {"role": "user", "content": "Hello"}                                                                                                                                                                                     | 6      |
+        | Eight ASCII characters           | {"role": "user", "content": "12345678"}                                                                                                                                                                                  | 6      |
+        | Nine ASCII characters            | {"role": "user", "content": "123456789"}                                                                                                                                                                                 | 7      |
+        | Chinese                          | {"role": "user", "content": "你好世界"}                                                                                                                                                                                      | 8      |
+        | English and Chinese              | {"role": "user", "content": "Hi 你好"}                                                                                                                                                                                     | 7      |
+        | Five characters beyond ASCII     | {"role": "user", "content": "\\u0080\\u0080\\u0080\\u0080\\u0080"}                                                                                                                                                       | 9      |
+        | An emoji with a skin tone        | {"role": "user", "content": "👋🏽"}                                                                                                                                                                                        | 6      |
+        | A tool call                      | {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "weather", "arguments": "{}"}}]}                                                                              | 7      |
+        | A tool call with text            | {"role": "assistant", "content": "Checking", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "weather", "arguments": "{}"}}]}                                                                        | 9      |
+        | Two tool calls                   | {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "a", "arguments": "1234"}}, {"id": "d", "type": "function", "function": {"name": "b", "arguments": "5678"}}]} | 7      |
+        | Tool arguments beyond ASCII      | {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "weather", "arguments": "Zürich"}}]}                                                                          | 8      |
+        | A tool call without arguments    | {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "weather"}}]}                                                                                                 | 6      |
+        | A tool call without a name       | {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"arguments": "{}"}}]}                                                                                                 | 5      |
+        | A tool call without its function | {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function"}]}                                                                                                                                  | 4      |
 
   Rule: A prompt budget uses the default estimate unless the app brings a counter
 

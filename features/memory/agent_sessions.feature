@@ -67,7 +67,7 @@ Feature: An agent's session
         | assistant | Hi, Ada. |
         | user      | 42       |
       When the agent asks for its newest 3 items
-      Then the agent is given these items:
+      Then the agent gets these items:
         """
         [
           {"role": "user", "content": "Hello"},

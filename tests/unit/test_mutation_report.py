@@ -23,6 +23,7 @@ from tests.mutation import (
     load_report,
     place_of,
     render,
+    replicated_only,
     save_report,
     score,
     unused,
@@ -348,3 +349,37 @@ def test_the_replicated_passes_name_functions_mutmut_mutates() -> None:
     for kind, patterns in REPLICATED.items():
         for pattern in patterns:
             assert any(fnmatch(place, pattern) for place in places), (kind, pattern)
+
+
+def test_results_saved_before_the_replicated_passes_load_as_not_run_there(tmp_path: Path) -> None:
+    saved = tmp_path / "results.json"
+    saved.write_text(
+        '{"mutants": [{"name": "chat_memory._keys.x_f__mutmut_1", "module": "_keys.py",'
+        ' "place": "f", "features": 0, "server": null, "adapter": null, "unit": 1,'
+        ' "diff": ""}], "sample": false, "unit_ran": true, "source": "4f18b5b", "updates": []}'
+    )
+    report = load_report(saved)
+    assert (report.mutants[0].cluster, report.mutants[0].sentinel, report.left_out) == (
+        None,
+        None,
+        [],
+    )
+
+
+def test_a_pass_left_out_is_said_in_the_report() -> None:
+    report = Report(mutants=[mutant("a = 1", "a = 2")], left_out=["the cluster pass (--skip)"])
+    classify(report, equivalents=[])
+    assert "**Left out: the cluster pass (--skip).**" in render(report)
+
+
+def test_the_replicated_passes_take_their_functions_behaviour_only() -> None:
+    def of(place: str, removed: str, added: str) -> Mutant:
+        module, _, function = place.partition(":")
+        return Mutant("x", module, function, 0, diff=f"--- a\n+++ b\n-{removed}\n+{added}")
+
+    assert replicated_only(of("_ops.py:_in_steps", "a = 1", "a = 2"), "cluster")
+    assert not replicated_only(
+        of("_ops.py:_in_steps", 'raise E("a b c")', "raise E(None)"), "cluster"
+    )
+    assert not replicated_only(of("_ops.py:_in_steps", "a = 1", "a = 2"), "sentinel")
+    assert replicated_only(of("_durability.py:confirmed", "a = 1", "a = 2"), "sentinel")
