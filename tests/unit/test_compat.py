@@ -121,6 +121,22 @@ def test_a_refused_tls_certificate_sent_nothing() -> None:
     assert not storage_error(wrong_password, op=Op.SCRIPT).may_have_written
 
 
+def test_a_refused_tls_certificate_is_found_through_an_implicit_chain_too() -> None:
+    # _errors.py _tls_refused: an error raised inside "except" without "from" has no
+    # __cause__, only __context__ ("__cause__ and __context__" stopped there).
+    import ssl
+
+    try:
+        try:
+            raise ssl.SSLCertVerificationError("certificate verify failed")
+        except ssl.SSLError:
+            raise redis.ConnectionError("Error 1 connecting to localhost:6380.")  # noqa: B904
+    except redis.ConnectionError as exc:
+        error = storage_error(exc, op=Op.SCRIPT)
+    assert isinstance(error, StorageUnavailableError)
+    assert not error.may_have_written
+
+
 def test_a_failure_inside_redis_py_code_is_a_broken_connection() -> None:
     from chat_memory._compat import internal_failure
 
