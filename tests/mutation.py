@@ -35,7 +35,8 @@ gets and that nothing notices is a hole in the suite. With ``--min-score`` it
 exits 1 instead when the acceptance suite kills less than that percentage of
 the mutants that change behaviour (what CI checks on a sample). ::
 
-    python -m tests.mutation                      # the full run: 2h20 on 2 idle cores
+    python -m tests.mutation                      # the full run: 2h20 on 2 idle cores, and
+                                                  # hours more for the cluster and Sentinel passes
     python -m tests.mutation --from-results       # report the saved run again, after a
                                                   # justification is written down
     python -m tests.mutation --sample 12          # the mutants of 12 random functions
