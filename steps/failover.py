@@ -5,9 +5,12 @@ Usage::
     Given the memory runs on a primary with 2 replicas watched by 3 Sentinels
     Given the memory runs on a cluster of its own with a replica per master
     Given every write waits for 1 replica to confirm it within 500 milliseconds
+    Given a message was stored on the primary while both replicas were paused
+    Given the replicas have resumed and caught up
     When 4 writers append for 6 seconds while the primary is killed after 1 second
     When 4 writers append for 6 seconds while the primary is paused after 1 second
     When 4 writers append for 8 seconds while the first writer's master is killed after 1 second
+    When the writer sends the message again, with its id
     Then the first writer's writes after the promotion were stored but reported as not confirmed
     Then the other writers' writes were acknowledged throughout
     Then a replica was promoted and writes resumed within 10 seconds of the failure
@@ -15,6 +18,10 @@ Usage::
     Then every acknowledged message is stored exactly once, in its writer's order
     Then every stored message is stored once, in its writer's order
     Then the acknowledged messages lost are counted and reported
+    Then it is reported as stored but confirmed by no replica
+    Then it is acknowledged as already stored
+    Then the primary holds the message once
+    Then a replica holds the message once
 
 Each scenario gets a group of its own (a throwaway primary, two replicas and
 three ``redis-sentinel`` processes, or a 3-master cluster with a replica per
@@ -30,16 +37,18 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import redis
 from pytest_bdd import given, parsers, then, when
 
 from chat_memory import (
     DEFAULT_NAMESPACE,
+    AppendResult,
     AsyncMemoryService,
     Durability,
     KeyLayout,
@@ -77,6 +86,10 @@ class Writer:
         """The id of the writer's message ``n``, the same on every retry."""
         return f"{self.session}-{n}"
 
+    def message(self, n: int) -> dict[str, str]:
+        """The writer's message ``n``, with its id, as ``add_messages`` takes it."""
+        return {"role": "user", "content": f"message {n}", "id": self.message_id(n)}
+
 
 @dataclass
 class Failover:
@@ -88,6 +101,13 @@ class Failover:
     writers: list[Writer] = field(default_factory=list)
     failed_at: float = 0.0
     promoted_at: float = 0.0
+    paused: list[int] = field(default_factory=list)
+    outcome: AppendResult | Exception | None = None
+    _kept: ExitStack = field(default_factory=ExitStack)
+    _kept_async: AsyncExitStack = field(default_factory=AsyncExitStack)
+    _sync: MemoryService | None = None
+    _runner: asyncio.Runner | None = None
+    _async: AsyncMemoryService | None = None
 
     def recipe(self) -> ClientRecipe:
         """Clients as the README advises for a Sentinel-watched primary, or a cluster."""
@@ -111,6 +131,50 @@ class Failover:
         finally:
             client.close()
 
+    @asynccontextmanager
+    async def async_memory(self) -> AsyncIterator[AsyncMemoryService]:
+        """The same memory, through the asyncio service over an asyncio client."""
+        client = self.recipe().asyncio()
+        try:
+            yield AsyncMemoryService(client, max_history=100_000, durability=self.durability)
+        finally:
+            await client.aclose()
+
+    def send(self, writer: Writer, n: int, *, elsewhere: bool = False) -> AppendResult:
+        """Store the writer's message ``n`` once, through the scenario's API.
+
+        Through the writer's own memory, kept for the scenario (its client
+        reuses one connection, as a pooled client does); ``elsewhere``, through
+        a client of its own, as another instance of the app.
+        """
+        messages = [writer.message(n)]
+
+        async def send_async() -> AppendResult:
+            if elsewhere:
+                async with self.async_memory() as memory:
+                    return await memory.add_messages(writer.session, messages)
+            if self._async is None:
+                self._async = await self._kept_async.enter_async_context(self.async_memory())
+            return await self._async.add_messages(writer.session, messages)
+
+        if self.api == "async":
+            if self._runner is None:
+                self._runner = asyncio.Runner()
+            return self._runner.run(send_async())
+        if elsewhere:
+            with self.memory() as memory:
+                return memory.add_messages(writer.session, messages)
+        if self._sync is None:
+            self._sync = self._kept.enter_context(self.memory())
+        return self._sync.add_messages(writer.session, messages)
+
+    def close(self) -> None:
+        """Close the writer's own memory, if it was opened."""
+        if self._runner is not None:
+            self._runner.run(self._kept_async.aclose())
+            self._runner.close()
+        self._kept.close()
+
 
 @given(
     "the memory runs on a primary with 2 replicas watched by 3 Sentinels",
@@ -122,9 +186,12 @@ def primary_with_replicas(tmp_path: Path, memory_api: str) -> Iterator[Failover]
     Given the memory runs on a primary with 2 replicas watched by 3 Sentinels
     """
     group = SentinelGroup(tmp_path / "sentinel", replicas=2)
+    failover = Failover(group, api=memory_api)
     try:
-        yield Failover(group.start(), api=memory_api)
+        group.start()
+        yield failover
     finally:
+        failover.close()
         group.stop()
 
 
@@ -167,9 +234,7 @@ def _write(failover: Failover, writer: Writer, until: float) -> None:
     with failover.memory() as memory:
         while time.monotonic() < until:
             try:
-                memory.add_message(
-                    writer.session, "user", f"message {n}", message_id=writer.message_id(n)
-                )
+                memory.add_messages(writer.session, [writer.message(n)])
             except Exception as exc:  # every failure is recorded, then judged by a Then step
                 writer.failures.append(exc)
                 time.sleep(0.05)
@@ -180,23 +245,17 @@ def _write(failover: Failover, writer: Writer, until: float) -> None:
 
 async def _write_async(failover: Failover, writer: Writer, until: float) -> None:
     """The same writer, through the asyncio service over an asyncio Sentinel client."""
-    client = failover.recipe().asyncio()
-    memory = AsyncMemoryService(client, max_history=100_000, durability=failover.durability)
     n = 0
-    try:
+    async with failover.async_memory() as memory:
         while time.monotonic() < until:
             try:
-                await memory.add_message(
-                    writer.session, "user", f"message {n}", message_id=writer.message_id(n)
-                )
+                await memory.add_messages(writer.session, [writer.message(n)])
             except Exception as exc:  # every failure is recorded, then judged by a Then step
                 writer.failures.append(exc)
                 await asyncio.sleep(0.05)
                 continue
             writer.acknowledged.append((n, time.monotonic()))
             n += 1
-    finally:
-        await client.aclose()
 
 
 def _through_failure(failover: Failover, count: int, seconds: int, fail: str) -> None:
@@ -366,3 +425,102 @@ def loss_reported(failover: Failover, request: pytest.FixtureRequest) -> None:
     lost = _check_once_in_order(failover, nothing_lost=False)
     acknowledged = sum(len(w.acknowledged) for w in failover.writers)
     request.node.user_properties.append((LOSS_PROPERTY, f"{lost} of {acknowledged}"))
+
+
+def _sentinel_group(failover: Failover) -> SentinelGroup:
+    assert isinstance(failover.group, SentinelGroup), "this step needs a Sentinel-watched primary"
+    return failover.group
+
+
+@given("a message was stored on the primary while both replicas were paused")
+def stored_while_replicas_paused(failover: Failover) -> None:
+    """A writer's message reached the primary alone, written by another instance of the app.
+
+    The writer's own memory first stored an earlier message, which the
+    replicas confirmed. Then, with both replicas paused, another client stored
+    the writer's next message and was told it was not confirmed.
+
+    Given a message was stored on the primary while both replicas were paused
+    """
+    writer = Writer(0)
+    failover.writers = [writer]
+    failover.send(writer, 0)
+    failover.paused = _sentinel_group(failover).pause_replicas()
+    try:
+        failover.send(writer, 1, elsewhere=True)
+    except NotReplicatedError:
+        return
+    raise AssertionError("the write was acknowledged though no replica could receive it")
+
+
+@given("the replicas have resumed and caught up")
+def replicas_resumed(failover: Failover) -> None:
+    """The paused replicas go on and receive every write the primary made meanwhile.
+
+    Given the replicas have resumed and caught up
+    """
+    group = _sentinel_group(failover)
+    for port in failover.paused:
+        group.resume(port)
+    group.caught_up(failover.paused, FAILOVER_SECONDS)
+    failover.paused = []
+
+
+@when("the writer sends the message again, with its id")
+def message_sent_again(failover: Failover) -> None:
+    """The writer retries the message it stored, as after an error, with the same id.
+
+    When the writer sends the message again, with its id
+    """
+    try:
+        failover.outcome = failover.send(failover.writers[0], 1)
+    except Exception as exc:  # judged by a Then step
+        failover.outcome = exc
+
+
+@then("it is reported as stored but confirmed by no replica")
+def retry_not_confirmed(failover: Failover) -> None:
+    """The retry wrote nothing, yet it waited for the replicas, which did not have the message.
+
+    Then it is reported as stored but confirmed by no replica
+    """
+    outcome = failover.outcome
+    assert isinstance(outcome, NotReplicatedError), f"the retry returned {outcome!r}"
+    assert (outcome.confirmed, outcome.wanted) == (0, 1), str(outcome)
+    assert [m.id for m in outcome.messages] == [failover.writers[0].message_id(1)], str(outcome)
+
+
+@then("it is acknowledged as already stored")
+def retry_acknowledged(failover: Failover) -> None:
+    """The retry found the message stored and a replica holding it: no error, nothing appended.
+
+    Then it is acknowledged as already stored
+    """
+    outcome = failover.outcome
+    assert isinstance(outcome, AppendResult), f"the retry failed: {outcome!r}"
+    assert not outcome.appended, f"appended again: {outcome.appended}"
+    assert [m.id for m in outcome.already_stored] == [failover.writers[0].message_id(1)]
+
+
+@then("the primary holds the message once")
+def primary_holds_once(failover: Failover) -> None:
+    """The writer's session on the primary has its earlier message, then this one, once.
+
+    Then the primary holds the message once
+    """
+    writer = failover.writers[0]
+    assert _stored(failover, writer) == [writer.message_id(0), writer.message_id(1)]
+
+
+@then("a replica holds the message once")
+def replica_holds_once(failover: Failover) -> None:
+    """Read on each replica itself: one of them has the writer's messages, each once.
+
+    Then a replica holds the message once
+    """
+    writer = failover.writers[0]
+    held = []
+    for port in _sentinel_group(failover).replica_ports():
+        with redis.Redis(host="127.0.0.1", port=port) as client:
+            held.append([str(m.id) for m in MemoryService(client).get_messages(writer.session)])
+    assert [writer.message_id(0), writer.message_id(1)] in held, f"the replicas hold {held}"

@@ -64,8 +64,11 @@ import tempfile
 import tokenize
 import tomllib
 from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict, dataclass, field
 from fnmatch import fnmatch
+from functools import partial
 from io import StringIO
 from pathlib import Path
 
@@ -777,35 +780,29 @@ def run_passes(args: argparse.Namespace) -> Report:
                     mutant.adapter = codes.get(mutant.name)
         alive = [m for m in alive if m.adapter not in KILLED]
         report.left_out += [f"the {kind} pass (--skip)" for kind in args.skip]
-        theirs = [m for m in alive if replicated_only(m, "cluster")]
-        if theirs and "cluster" not in args.skip:
-            nodes = Path(tmp) / "cluster-nodes"
+        tmp_dir = Path(tmp)
+
+        @contextmanager
+        def on_cluster() -> Iterator[Setting]:
+            nodes = tmp_dir / "cluster-nodes"
             nodes.mkdir()
-            with throwaway_cluster(nodes) as url:
-                codes = replicated_pass(
-                    report,
-                    "cluster",
-                    Path(tmp) / "cluster",
-                    snapshot,
-                    theirs,
-                    ["--redis-cluster", "--redis-url", url, "-m", "cluster"],
-                )
-            for mutant in theirs:
-                mutant.cluster = codes.get(mutant.name)
-            alive = [m for m in alive if m.cluster not in KILLED]
-        theirs = [m for m in alive if replicated_only(m, "sentinel")]
-        if theirs and "sentinel" not in args.skip:
-            codes = replicated_pass(
-                report,
-                "sentinel",
-                Path(tmp) / "sentinel",
-                snapshot,
-                theirs,
-                ["--redis-sentinel", "-m", "sentinel"],
-            )
-            for mutant in theirs:
-                mutant.sentinel = codes.get(mutant.name)
-            alive = [m for m in alive if m.sentinel not in KILLED]
+            with throwaway_cluster(nodes) as url:  # one cluster for the whole pass
+                yield ["--redis-cluster", "--redis-url", url, "-m", "cluster"], {}
+
+        @contextmanager
+        def on_sentinel(servers: Path | None) -> Iterator[Setting]:
+            path = {"PATH": f"{servers}{os.pathsep}{os.environ['PATH']}"} if servers else {}
+            yield ["--redis-sentinel", "-m", "sentinel"], path
+
+        passes: list[tuple[str, Callable[[], AbstractContextManager[Setting]]]] = [
+            ("cluster", on_cluster),
+            ("sentinel", lambda: on_sentinel(None)),
+            *(("sentinel", partial(on_sentinel, servers)) for servers in args.sentinel_also_on),
+        ]
+        for number, (kind, setting) in enumerate(passes):
+            if kind not in args.skip:
+                workdir = tmp_dir / f"{kind}-{number}"
+                alive = replicated_pass(report, kind, workdir, snapshot, alive, setting)
         report.unit_ran = not args.acceptance_only
         if alive and not args.acceptance_only:
             unit_dir = Path(tmp) / "with-unit"
@@ -842,30 +839,50 @@ def run_passes(args: argparse.Namespace) -> Report:
     return report
 
 
+Setting = tuple[list[str], dict[str, str]]
+"""A replicated pass's pytest arguments and environment (passes 4, 5)."""
+
+
 def replicated_pass(
     report: Report,
     kind: str,
     workdir: Path,
     snapshot: Path,
     alive: list[Mutant],
-    pytest_args: list[str],
-) -> dict[str, int | None]:
-    """Run the survivors with the scenarios of a cluster or a Sentinel group (passes 4, 5).
+    setting: Callable[[], AbstractContextManager[Setting]],
+) -> list[Mutant]:
+    """Run the survivors of the cluster's or the Sentinel group's code with their scenarios.
 
-    Two mutants at a time: the scenarios wait on servers most of their time, and
-    each one works in its own namespace and slots or starts its own servers to
-    fail over (they pass two at a time here, under ``pytest -n 2``, as they do one
-    at a time in CI). If their unmutated run fails (a failover that took too long),
-    the pass is left out, and said so in the report, rather than the whole run lost.
+    Takes the mutants of ``alive`` that ``replicated_only`` gives ``kind``
+    (passes 4, 5); ``setting`` starts what the scenarios need, only if there is
+    one, and gives their pytest arguments and environment. Returns what is
+    still alive. Two mutants at a time: the scenarios wait on servers most of
+    their time, and each one works in its own namespace and slots or starts its
+    own servers to fail over (they pass two at a time here, under ``pytest -n
+    2``, as they do one at a time in CI). If their unmutated run fails (a
+    failover that took too long), the pass is left out, and said so in the
+    report, rather than the whole run lost.
     """
+    theirs = [m for m in alive if replicated_only(m, kind)]
+    if not theirs:
+        return alive
     shutil.copytree(snapshot, workdir)
     try:
-        return run_mutmut(
-            workdir, [m.name for m in alive], pytest_args=pytest_args, tests=[], env={}, children=2
-        )
+        with setting() as (pytest_args, env):
+            codes = run_mutmut(
+                workdir,
+                [m.name for m in theirs],
+                pytest_args=pytest_args,
+                tests=[],
+                env=env,
+                children=2,
+            )
     except MutmutFailed as failed:
         report.left_out.append(f"the {kind} pass ({failed})")
-        return {}
+        return alive
+    for mutant in theirs:
+        setattr(mutant, kind, codes.get(mutant.name))
+    return [m for m in alive if getattr(m, kind) not in KILLED]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -900,6 +917,16 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         choices=("cluster", "sentinel"),
         help="leave out the pass on a throwaway Redis Cluster or the one on a Sentinel group",
+    )
+    parser.add_argument(
+        "--sentinel-also-on",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="DIR",
+        help="run the Sentinel pass's survivors again with the redis-server in DIR (e.g. a"
+        " Valkey binary linked there as redis-server, whose WAIT counts one connection's own"
+        " writes: a retry's confirmation shows there)",
     )
     parser.add_argument(
         "--min-score",

@@ -26,6 +26,27 @@ Feature: Failover
       And every failed call raised one of the memory's typed storage errors
       And every acknowledged message is stored exactly once, in its writer's order
 
+  Rule: With the durability setting, a message sent again is acknowledged only once a replica holds it
+
+    A writer that got an error sends its message again with the same id. The
+    memory finds it stored and appends nothing; it still waits for a replica,
+    since the first write may never have reached one.
+
+    Scenario: A message sent again while no replica answers is reported as not confirmed
+      Given every write waits for 1 replica to confirm it within 500 milliseconds
+      And a message was stored on the primary while both replicas were paused
+      When the writer sends the message again, with its id
+      Then it is reported as stored but confirmed by no replica
+      And the primary holds the message once
+
+    Scenario: A message sent again once the replicas caught up is acknowledged
+      Given every write waits for 1 replica to confirm it within 500 milliseconds
+      And a message was stored on the primary while both replicas were paused
+      And the replicas have resumed and caught up
+      When the writer sends the message again, with its id
+      Then it is acknowledged as already stored
+      And a replica holds the message once
+
   Rule: Without it, what a failover loses is measured and reported
 
     Scenario: The primary is killed while writers append, without waiting for replicas

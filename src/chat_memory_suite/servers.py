@@ -530,6 +530,33 @@ class SentinelGroup:
         self._paused.add(port)
         return port
 
+    def replica_ports(self) -> list[int]:
+        """Return the ports of the servers that are not the primary now."""
+        primary = self.primary_port()
+        return [port for port in self.servers if port != primary]
+
+    def pause_replicas(self) -> list[int]:
+        """Freeze every replica (SIGSTOP): the primary takes writes none of them receive."""
+        ports = self.replica_ports()
+        for port in ports:
+            process = self.servers[port].process
+            assert process is not None
+            os.kill(process.pid, signal.SIGSTOP)
+            self._paused.add(port)
+        return ports
+
+    def caught_up(self, ports: list[int], seconds: float) -> None:
+        """Wait until the replicas on ``ports`` hold every write the primary has made."""
+        deadline = time.monotonic() + seconds
+        with redis.Redis(host=HOST, port=self.primary_port()) as primary:
+            target = int(primary.info("replication")["master_repl_offset"])
+        for port in ports:
+            with redis.Redis(host=HOST, port=port) as replica:
+                while int(replica.info("replication").get("slave_repl_offset", -1)) < target:
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"the replica {port} did not catch up in {seconds} s")
+                    time.sleep(0.05)
+
     def resume(self, port: int) -> None:
         """Let a frozen server go on (SIGCONT): the Sentinels make it a replica."""
         process = self.servers[port].process

@@ -1,15 +1,19 @@
 """The mutation report's own logic: how survivors are classified and scored (issue 14)."""
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
 
+import tests.mutation
 from tests.mutation import (
     KILLED,
     REPLICATED,
     ROOT,
     Mutant,
+    MutmutFailed,
     Report,
     check_diffs,
     chosen_by,
@@ -24,6 +28,7 @@ from tests.mutation import (
     place_of,
     render,
     replicated_only,
+    replicated_pass,
     save_report,
     score,
     unused,
@@ -383,3 +388,57 @@ def test_the_replicated_passes_take_their_functions_behaviour_only() -> None:
     )
     assert not replicated_only(of("_ops.py:_in_steps", "a = 1", "a = 2"), "sentinel")
     assert replicated_only(of("_durability.py:confirmed", "a = 1", "a = 2"), "sentinel")
+
+
+def _replicated(place: str, name: str) -> Mutant:
+    module, _, function = place.partition(":")
+    return Mutant(name, module, function, 0, diff="--- a\n+++ b\n-a = 1\n+a = 2")
+
+
+def test_a_replicated_pass_runs_its_survivors_and_returns_what_lives_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pass 5 runs only the Sentinel code's mutants, in the setting's environment."""
+    ran: list[tuple[list[str], list[str], dict[str, str]]] = []
+
+    def run_mutmut(_: Path, names: list[str], **kwargs: object) -> dict[str, int | None]:
+        ran.append((names, kwargs["pytest_args"], kwargs["env"]))  # type: ignore[arg-type]
+        return {"killed": 1, "lives": 0}
+
+    @contextmanager
+    def setting() -> Iterator[tuple[list[str], dict[str, str]]]:
+        yield ["--redis-sentinel"], {"PATH": "valkey"}
+
+    monkeypatch.setattr(tests.mutation, "run_mutmut", run_mutmut)
+    (tmp_path / "snapshot").mkdir()
+    killed, lives = (_replicated("_durability.py:confirmed", n) for n in ("killed", "lives"))
+    elsewhere = _replicated("_keys.py:KeyLayout.ids", "elsewhere")
+    report = Report(mutants=[killed, lives, elsewhere])
+    alive = replicated_pass(
+        report, "sentinel", tmp_path / "w", tmp_path / "snapshot", report.mutants, setting
+    )
+    assert ran == [(["killed", "lives"], ["--redis-sentinel"], {"PATH": "valkey"})]
+    assert (killed.sentinel, lives.sentinel, elsewhere.sentinel) == (1, 0, None)
+    assert alive == [lives, elsewhere]
+
+
+def test_a_replicated_pass_whose_setting_fails_is_left_out_and_kills_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def run_mutmut(*_: object, **__: object) -> dict[str, int | None]:
+        raise MutmutFailed("the unmutated scenarios failed")
+
+    @contextmanager
+    def setting() -> Iterator[tuple[list[str], dict[str, str]]]:
+        yield [], {}
+
+    monkeypatch.setattr(tests.mutation, "run_mutmut", run_mutmut)
+    (tmp_path / "snapshot").mkdir()
+    lives = _replicated("_durability.py:confirmed", "lives")
+    lives.sentinel = 0  # what an earlier Sentinel pass found: kept
+    report = Report(mutants=[lives])
+    alive = replicated_pass(
+        report, "sentinel", tmp_path / "w", tmp_path / "snapshot", report.mutants, setting
+    )
+    assert (alive, lives.sentinel) == ([lives], 0)
+    assert report.left_out == ["the sentinel pass (the unmutated scenarios failed)"]
