@@ -442,3 +442,12 @@ def test_a_replicated_pass_whose_setting_fails_is_left_out_and_kills_nothing(
     )
     assert (alive, lives.sentinel) == ([lives], 0)
     assert report.left_out == ["the sentinel pass (the unmutated scenarios failed)"]
+
+
+def test_a_note_on_the_servers_is_said_in_the_report_and_kept_by_an_update() -> None:
+    note = "The Sentinel pass ran on Valkey server v=9.1.2 (`--sentinel-on`)"
+    saved = Report(mutants=[mutant("a = 1", "a = 2")], source="abc")
+    rerun = Report(mutants=[], source="def", notes=[note])
+    report = update(saved, rerun, ["_budget.py"], [], present=["*"])
+    classify(report, equivalents=[])
+    assert f" {note}." in render(report)
