@@ -5,21 +5,28 @@ Usage::
     Given the app chats through a LangChain chain
     Given the app chats through a LangChain chain that answers in plain text
     Given the app chats through a LangChain chain that puts its answer under "answer"
+    Given the app chats through a LangChain chain that answers in JSON
+    Given the app chats through a LangChain chat model wrapped alone
+    Given the app awaits a LangChain chain that has only the blocking memory service
     Given the chain's model will reply in content blocks:
     Given the server will go down while the model answers
     Given the user asked the chain "My name is Ada."
     When the user asks the chain "What is my name?"
     When the user asks the chain in a call tagged "support": "My name is Ada."
+    When the user asks the chain in a call that stops at "END": "My name is Ada."
     When the app invokes the chain with the input {"topic": "names"}
     Then the model ran with the tag "support"
+    Then the model ran with the stop word "END"
     Then the model was not asked
     Then the chain refuses the input with the reason "the chain's input has no 'question'"
     Then the error hands back the answer "Nice to meet you, Ada." with the question alone
 
 The chain is the README's: a prompt with the history before the question,
 the scenario's fake model as a LangChain chat model, wrapped in
-``chat_memory.langchain.RunnableWithChatMemory``; two Given steps give it
-another end (a string output parser, or a dict with the answer under a key).
+``chat_memory.langchain.RunnableWithChatMemory``; Given steps give it
+another end (a string or JSON output parser, or a dict with the answer under a
+key), wrap the model alone, or give the chain the blocking memory service only
+and await it (``ainvoke``), as an asyncio app without the async service does.
 What it stores, what the model was prompted with and the error of a turn that
 could not be stored are checked with the chat turn's own steps
 (``steps/model.py``) and the ones here.
@@ -38,10 +45,12 @@ from pytest_bdd import given, parsers, then, when
 from chat_memory import ChatMemoryError, MemoryService, ReplyNotStoredError
 from chat_memory.testing import FakeLLM
 from chat_memory_suite.apis import Blocking, Services
+from chat_memory_suite.backends import RedisClient
 from chat_memory_suite.servers import ThrowawayServer
 from chat_memory_suite.tables import reads_table, rows
 
 from .model import Turn
+from .sessions import MemorySettings
 
 REQUIRES = ("chat", "langchain_chain")
 """What every step here needs of the memory under test (see chat_memory_suite.adapter)."""
@@ -54,27 +63,38 @@ class Chain:
         """Invoke what ``build`` makes (a ``RunnableWithChatMemory``) through the scenario's API.
 
         ``build(end, output_messages_key)`` wraps the prompt and the model, then
-        ``end`` (a runnable, or None), with that ``output_messages_key``.
+        ``end`` (a runnable, or None), with that ``output_messages_key``;
+        ``build(alone=True)`` the model alone, its input the question itself;
+        ``build(blocking=memory)`` the prompt and the model over that sync memory only.
         """
         self.build = build
-        self.runnable = build(None, None)
+        self.runnable = build()
         self.services = services
+        self.awaited = False
+        """Whether the app awaits the chain (``ainvoke``) whatever the scenario's API."""
+        self.question_key: str | None = "question"
+        """The key of the chain's input the question goes under; None: the input is the question."""
         self.while_answering: list[Callable[[], None]] = []
         self.blocks: list[str | dict[str, str]] | None = None
         """The content blocks of the model's next answer, instead of its text."""
         self.tags: list[list[str]] = []
         """The tags of each run of the model, as LangChain handed them to it."""
+        self.stops: list[list[str] | None] = []
+        """The stop words of each run of the model, as LangChain handed them to it."""
 
-    def ask(self, session_id: str, question: str, *, tags: Sequence[str] = ()) -> Any:
+    def ask(self, session_id: str, question: str, **options: Any) -> Any:
         """One turn: the question, the model's answer, the turn stored (or an error raised)."""
-        return self.invoke(session_id, {"question": question}, tags=tags)
+        value = question if self.question_key is None else {self.question_key: question}
+        return self.invoke(session_id, value, **options)
 
-    def invoke(self, session_id: str, value: Any, *, tags: Sequence[str] = ()) -> Any:
-        """Invoke the chain with ``value`` as its input, in ``session_id``."""
+    def invoke(
+        self, session_id: str, value: Any, *, tags: Sequence[str] = (), **kwargs: Any
+    ) -> Any:
+        """Invoke the chain with ``value`` as its input, in ``session_id``, with ``kwargs``."""
         config = {"configurable": {"session_id": session_id}, "tags": list(tags)}
-        if self.services.api == "async":
-            return self.services.wait(self.runnable.ainvoke(value, config))
-        return self.runnable.invoke(value, config)
+        if self.services.api == "async" or self.awaited:
+            return self.services.wait(self.runnable.ainvoke(value, config, **kwargs))
+        return self.runnable.invoke(value, config, **kwargs)
 
 
 @pytest.fixture
@@ -108,6 +128,7 @@ def langchain_chain(
             **kwargs: Any,
         ) -> ChatResult:
             chain.tags.append(list(run_manager.tags) if run_manager else [])
+            chain.stops.append(stop)
             prompt = [from_langchain(m).to_chat() for m in messages]
             reply: str | list[str | dict[str, str]] = _answer(fake_model, prompt)
             if chain.blocks is not None:
@@ -121,14 +142,23 @@ def langchain_chain(
     )
     target = memory.target if isinstance(memory, Blocking) else None
 
-    def build(end: Any, output_messages_key: str | None) -> Any:
-        inner = prompt | ScenarioModel()
+    def build(
+        end: Any = None,
+        output_messages_key: str | None = None,
+        *,
+        alone: bool = False,
+        blocking: MemoryService | None = None,
+    ) -> Any:
+        inner: Any = ScenarioModel() if alone else prompt | ScenarioModel()
+        sync, asynchronous = (None, target) if target is not None else (memory, None)
+        if blocking is not None:
+            sync, asynchronous = blocking, None
         return RunnableWithChatMemory(
             inner if end is None else inner | end,
-            None if target is not None else memory,
-            async_memory=target,
-            input_messages_key="question",
-            history_messages_key="history",
+            sync,
+            async_memory=asynchronous,
+            input_messages_key=None if alone else "question",
+            history_messages_key=None if alone else "history",
             output_messages_key=output_messages_key,
         )
 
@@ -171,6 +201,49 @@ def chain_answers_in_plain_text(langchain_chain: Chain) -> None:
     from langchain_core.output_parsers import StrOutputParser
 
     langchain_chain.runnable = langchain_chain.build(StrOutputParser(), None)
+
+
+@given("the app chats through a LangChain chain that answers in JSON")
+def chain_answers_in_json(langchain_chain: Chain) -> None:
+    """The chain ends with LangChain's JSON output parser: its output is the answer parsed.
+
+    Given the app chats through a LangChain chain that answers in JSON
+    """
+    from langchain_core.output_parsers import JsonOutputParser
+
+    langchain_chain.runnable = langchain_chain.build(JsonOutputParser())
+
+
+@given("the app chats through a LangChain chat model wrapped alone")
+def chat_model_wrapped_alone(langchain_chain: Chain) -> None:
+    """The chain is the chat model itself: its input is the question, the history put before it.
+
+    Given the app chats through a LangChain chat model wrapped alone
+    """
+    langchain_chain.runnable = langchain_chain.build(alone=True)
+    langchain_chain.question_key = None
+
+
+@given("the app awaits a LangChain chain that has only the blocking memory service")
+def chain_awaited_over_blocking_memory(
+    langchain_chain: Chain,
+    services: Services,
+    redis_client: RedisClient,
+    namespace: str,
+    memory_settings: MemorySettings,
+) -> None:
+    """An asyncio app awaits the chain (``ainvoke``), built with a sync ``MemoryService`` only.
+
+    The chain then runs each turn in a worker thread, through the sync service, over
+    the scenario's server and namespace.
+
+    Given the app awaits a LangChain chain that has only the blocking memory service
+    """
+    blocking = services.memory_on(
+        redis_client, namespace=namespace, **memory_settings.service_settings()
+    )
+    langchain_chain.runnable = langchain_chain.build(blocking=blocking)
+    langchain_chain.awaited = True
 
 
 @given(parsers.parse('the app chats through a LangChain chain that puts its answer under "{key}"'))
@@ -242,10 +315,21 @@ def user_asks_the_chain_tagged(
     _ask(langchain_chain, session_id, turn, text, tags=[tag])
 
 
-def _ask(chain: Chain, session_id: str, turn: Turn, text: str, tags: Sequence[str] = ()) -> None:
+@when(parsers.parse('the user asks the chain in a call that stops at "{word}": "{text}"'))
+def user_asks_the_chain_with_stop(
+    langchain_chain: Chain, session_id: str, turn: Turn, text: str, word: str
+) -> None:
+    """One turn, the call given a stop word (a keyword argument of ``invoke``, for the model).
+
+    When the user asks the chain in a call that stops at "END": "My name is Ada."
+    """
+    _ask(langchain_chain, session_id, turn, text, stop=[word])
+
+
+def _ask(chain: Chain, session_id: str, turn: Turn, text: str, **options: Any) -> None:
     turn.answer, turn.error = None, None
     try:
-        output = chain.ask(session_id, text, tags=tags)
+        output = chain.ask(session_id, text, **options)
     except ReplyNotStoredError as exc:
         turn.error = exc
         return
@@ -295,6 +379,16 @@ def model_ran_with_tag(langchain_chain: Chain, tag: str) -> None:
     """
     assert langchain_chain.tags, "the model never ran"
     assert tag in langchain_chain.tags[-1], f"the model's run was tagged {langchain_chain.tags[-1]}"
+
+
+@then(parsers.parse('the model ran with the stop word "{word}"'))
+def model_ran_with_stop_word(langchain_chain: Chain, word: str) -> None:
+    """The call's keyword arguments reached the model: its run had the stop word.
+
+    Then the model ran with the stop word "END"
+    """
+    assert langchain_chain.stops, "the model never ran"
+    assert langchain_chain.stops[-1] == [word], f"the model ran with {langchain_chain.stops[-1]}"
 
 
 @then(parsers.parse('the error hands back the answer "{text}" with the question alone'))

@@ -39,13 +39,43 @@ Feature: Turns through a LangChain chain
         | user      | My name is Ada.        |
         | assistant | Nice to meet you, Ada. |
 
-  Rule: The call's config reaches the chain's model, as tracing and callbacks need
+    Scenario: An asyncio app whose chain has only the blocking memory service remembers each turn
+      Given a new session "ada"
+      And the app awaits a LangChain chain that has only the blocking memory service
+      And the model will reply "Nice to meet you, Ada."
+      And the user asked the chain "My name is Ada."
+      When the user asks the chain "What is my name?"
+      Then the model was prompted with:
+        | role      | content                |
+        | user      | My name is Ada.        |
+        | assistant | Nice to meet you, Ada. |
+        | user      | What is my name?       |
+
+    Scenario: A chat model wrapped alone is given the history before the question
+      Given a new session "ada"
+      And the app chats through a LangChain chat model wrapped alone
+      And the model will reply "Nice to meet you, Ada."
+      And the user asked the chain "My name is Ada."
+      When the user asks the chain "What is my name?"
+      Then the model was prompted with:
+        | role      | content                |
+        | user      | My name is Ada.        |
+        | assistant | Nice to meet you, Ada. |
+        | user      | What is my name?       |
+
+  Rule: The call's config and options reach the chain's model, as tracing and callbacks need
 
     Scenario: The call's tags reach the model
       Given a new session "ada"
       And the app chats through a LangChain chain
       When the user asks the chain in a call tagged "support": "My name is Ada."
       Then the model ran with the tag "support"
+
+    Scenario: The call's stop words reach the model
+      Given a new session "ada"
+      And the app chats through a LangChain chat model wrapped alone
+      When the user asks the chain in a call that stops at "END": "My name is Ada."
+      Then the model ran with the stop word "END"
 
   Rule: A turn the chain cannot store fails the call, and storing it again remembers it once
 
@@ -117,4 +147,12 @@ Feature: Turns through a LangChain chain
         | plain | .                     |
       When the user asks the chain "My name is Ada."
       Then the error hands back the answer "Nice to meet you, Ada." with the question alone
+      And the context is empty
+
+    Scenario: An answer that is neither text nor messages is handed back, and the question is not stored
+      Given a new session "ada"
+      And the app chats through a LangChain chain that answers in JSON
+      And the model will reply "{"name": "Ada"}"
+      When the user asks the chain "What is my name?"
+      Then the error hands back the answer "{'name': 'Ada'}" with the question alone
       And the context is empty
