@@ -183,7 +183,7 @@ def agent_gets_last(agent: Agent, items_given: list[dict[str, Any]], count: int)
 
 @then("the agent gets these items:")
 @reads_json
-def agent_is_given(items_given: list[dict[str, Any]], docstring: str) -> None:
+def agent_gets_items(items_given: list[dict[str, Any]], docstring: str) -> None:
     """What the agent was given is exactly these items, in order (written as JSON).
 
     Then the agent gets these items:
