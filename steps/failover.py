@@ -22,6 +22,8 @@ Usage::
     Then it is acknowledged as already stored
     Then the primary holds the message once
     Then a replica holds the message once
+    Given the memory waits for 1 replica to confirm each write, within 200 milliseconds
+    Then the message is stored but reported as confirmed by 0 of 1 replica, with the message to resend
 
 Each scenario gets a group of its own (a throwaway primary, two replicas and
 three ``redis-sentinel`` processes, or a 3-master cluster with a replica per
@@ -56,8 +58,12 @@ from chat_memory import (
     NotReplicatedError,
     StorageError,
 )
-from chat_memory_suite.backends import ClientRecipe
+from chat_memory_suite.adapter import requires
+from chat_memory_suite.backends import ClientRecipe, RedisClient
 from chat_memory_suite.servers import ReplicatedCluster, SentinelGroup
+
+from .conversation import Attempt
+from .sessions import MemorySettings
 
 FAILOVER_SECONDS = 30.0
 """The longest a promotion may take before the scenario fails (loopback takes 2 to 4 s)."""
@@ -524,3 +530,54 @@ def replica_holds_once(failover: Failover) -> None:
         with redis.Redis(host="127.0.0.1", port=port) as client:
             held.append([str(m.id) for m in MemoryService(client).get_messages(writer.session)])
     assert [writer.message_id(0), writer.message_id(1)] in held, f"the replicas hold {held}"
+
+
+@given(
+    parsers.parse(
+        "the memory waits for {replicas:d} replica to confirm each write, within {ms:d} milliseconds"
+    )
+)
+@requires("server_faults")
+def memory_waits_for_replicas(
+    memory_settings: MemorySettings,
+    client_recipe: ClientRecipe,
+    redis_client: RedisClient,
+    replicas: int,
+    ms: int,
+) -> None:
+    """The durability setting on the scenario's own memory, whose server has no replica.
+
+    A run whose server may have replicas (Sentinel's primary, a cluster's masters) skips
+    it: they would confirm the write.
+
+    Given the memory waits for 1 replica to confirm each write, within 200 milliseconds
+    """
+    kind = client_recipe.kind
+    if kind in ("sentinel", "cluster") or (
+        kind == "redis" and redis_client.info("replication").get("connected_slaves", 0)
+    ):
+        pytest.skip(f"this run's {kind} may have replicas, which would confirm the write")
+    memory_settings.change(durability=Durability(replicas=replicas, timeout=ms / 1000))
+
+
+@then(
+    parsers.parse(
+        "the message is stored but reported as confirmed by {confirmed:d} of {wanted:d} replica,"
+        " with the message to resend"
+    )
+)
+def reported_not_replicated(attempt: Attempt, confirmed: int, wanted: int) -> None:
+    """The write raised NotReplicatedError, saying so, with the message and its id to resend.
+
+    Then the message is stored but reported as confirmed by 0 of 1 replica, with the message to resend
+    """
+    error = attempt.error
+    assert isinstance(error, NotReplicatedError), f"not a NotReplicatedError: {error!r}"
+    assert (error.confirmed, error.wanted) == (confirmed, wanted), str(error)
+    why = f" ({error.reason})" if error.reason else ""  # fakeredis: no WAIT command at all
+    assert str(error) == (
+        f"the write is stored on the primary but confirmed by {confirmed} of {wanted} replica(s)"
+        f" within {error.timeout:g} s{why}: a failover now could lose it; a retry with the same"
+        " message ids is safe"
+    ), str(error)
+    assert [(m.role, bool(m.id)) for m in error.messages] == [("user", True)], error.messages

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from chat_memory import InvalidInputError, MemoryService
+from chat_memory import Durability, InvalidInputError, MemoryService
 from chat_memory_suite.adapter import requires
 from chat_memory_suite.apis import Services
 
@@ -244,6 +244,25 @@ def app_sets_up_memory(
         setup_error.append(exc)
 
 
+@when(parsers.parse("the app sets up the memory to wait for replicas with {setting} = {value}"))
+@requires("server_faults")
+def app_sets_up_durability(
+    services: Services,
+    namespace: str,
+    setup_error: list[InvalidInputError],
+    setting: str,
+    value: str,
+) -> None:
+    """The app builds the memory with ``durability=Durability(setting=value)``, maybe refused.
+
+    When the app sets up the memory to wait for replicas with replicas = 0
+    """
+    try:
+        services.memory(namespace=namespace, durability=Durability(**{setting: _setting(value)}))
+    except InvalidInputError as exc:
+        setup_error.append(exc)
+
+
 @then(parsers.parse('the setup is refused with the reason "{reason}"'))
 @requires("client_settings")
 def setup_refused(setup_error: list[InvalidInputError], reason: str) -> None:
@@ -253,3 +272,12 @@ def setup_refused(setup_error: list[InvalidInputError], reason: str) -> None:
     """
     assert setup_error, "the memory was set up without complaint"
     assert reason in str(setup_error[0]), f"the error was: {setup_error[0]}"
+
+
+@then("the memory is set up")
+def setup_accepted(setup_error: list[InvalidInputError]) -> None:
+    """Building the memory raised nothing: the setting was taken as given.
+
+    Then the memory is set up
+    """
+    assert not setup_error, f"the setup was refused: {setup_error[0]}"

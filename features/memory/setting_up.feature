@@ -55,6 +55,35 @@ Feature: Setting up the memory
         | namespace          | "has space"         | namespace must be 1 to 64 characters                                    |
         | namespace          | ""                  | namespace must be 1 to 64 characters                                    |
 
+  Rule: A wait for replicas that Redis's WAIT cannot take is refused when the memory is built
+
+    Scenario Outline: A wait for replicas with <setting> = <value> is refused
+      When the app sets up the memory to wait for replicas with <setting> = <value>
+      Then the setup is refused with the reason "<reason>"
+
+      Examples:
+        | setting  | value    | reason                                                                      |
+        | replicas | 0        | durability replicas must be a whole number >= 1, not 0                      |
+        | replicas | true     | durability replicas must be a whole number >= 1, not True                   |
+        | replicas | 1.5      | durability replicas must be a whole number >= 1, not 1.5                    |
+        | timeout  | 0        | durability timeout must be a positive number of seconds (or a timedelta) of at most 3600, not 0 |
+        | timeout  | -1       | durability timeout must be a positive number of seconds                     |
+        | timeout  | 3600.001 | of at most 3600, not 3600.001                                               |
+        | timeout  | NaN      | not nan                                                                     |
+        | timeout  | Infinity | not inf                                                                     |
+        | timeout  | true     | not True                                                                    |
+        | timeout  | "1"      | not '1'                                                                     |
+
+    Scenario Outline: A wait for replicas with <setting> = <value> is accepted
+      When the app sets up the memory to wait for replicas with <setting> = <value>
+      Then the memory is set up
+
+      Examples:
+        | setting  | value |
+        | replicas | 2     |
+        | timeout  | 3600  |
+        | timeout  | 0.5   |
+
   Rule: The largest allowed settings are accepted
 
     Scenario Outline: <setting> = <value> is accepted

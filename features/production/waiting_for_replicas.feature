@@ -1,0 +1,11 @@
+Feature: Waiting for replicas
+  With the durability setting, each write waits until replicas confirm it.
+  When too few do in time, the write is stored on the primary all the same:
+  the app is told it is not confirmed, and given what to send again, which
+  stores nothing twice.
+
+  Scenario: A message no replica confirms is stored, and the app is told with the message to resend
+    Given the memory waits for 1 replica to confirm each write, within 200 milliseconds
+    When the user tries to say "hello"
+    Then the message is stored but reported as confirmed by 0 of 1 replica, with the message to resend
+    And the context contains 1 message
