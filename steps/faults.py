@@ -17,6 +17,8 @@ Usage::
     Given the memory runs as a Redis user allowed what the README lists except "evalsha"
     When the app sends a message in the namespace "billing"
     Then the server holds no key at all
+    Given the server was restarted without scripting
+    Then the app was told that the server cannot run scripts
     Given the memory connects over TLS, trusting the server's certificate authority
     Given the memory connects over TLS, trusting another certificate authority
     Given the memory connects over TLS under a name the server's certificate does not carry
@@ -44,6 +46,7 @@ from chat_memory import (
     Message,
     PermissionDeniedError,
     Role,
+    ScriptingUnavailableError,
     StorageError,
     StorageUnavailableError,
     WriteOutcomeUnknownError,
@@ -142,6 +145,15 @@ def server_restarts_empty(fault_server: ThrowawayServer) -> None:
     fault_server.restart_without_data()
 
 
+@given("the server was restarted without scripting")
+def server_without_scripting(fault_server: ThrowawayServer) -> None:
+    """The server comes back with ``EVALSHA`` turned off, as some hosts and proxies have it.
+
+    Given the server was restarted without scripting
+    """
+    fault_server.restart_with("--rename-command", "EVALSHA", "")
+
+
 @given("the server is out of memory")
 def server_out_of_memory(fault_server: ThrowawayServer) -> None:
     """The server has reached its memory limit and evicts nothing (maxmemory, noeviction).
@@ -204,6 +216,18 @@ def told_unavailable(memory: MemoryService, attempt: Attempt, seconds: int) -> N
     error = attempt.failure(memory, StorageUnavailableError, within=seconds)
     if isinstance(error, StorageUnavailableError):
         assert not error.may_have_written, str(error)
+
+
+@then("the app was told that the server cannot run scripts")
+def told_no_scripting(memory: MemoryService, attempt: Attempt) -> None:
+    """The call failed with the error that names the missing scripting, and wrote nothing.
+
+    Then the app was told that the server cannot run scripts
+    """
+    error = attempt.failure(memory, ScriptingUnavailableError)
+    if isinstance(error, ScriptingUnavailableError):
+        assert not error.may_have_written, str(error)
+        assert "cannot run scripts" in str(error), str(error)
 
 
 @then(parsers.parse('the app was told that the memory\'s Redis user may not run "{command}"'))

@@ -100,6 +100,14 @@ Feature: Server faults
         | role | content |
         | user | hello   |
 
+  Rule: A server that cannot run scripts is said so, and nothing is written
+
+    Scenario: A message sent to a server without scripting is refused, saying why
+      Given the server was restarted without scripting
+      When the user tries to say "hello"
+      Then the app was told that the server cannot run scripts
+      And the server holds no key at all
+
   Rule: Lost connections and lost data are not errors
 
     Scenario: A dropped connection does not stop the next message

@@ -366,6 +366,12 @@ class ThrowawayServer:
             (self.workdir / single_file).unlink(missing_ok=True)
         self.start()
 
+    def restart_with(self, *options: str) -> None:
+        """Stop the server, then start it again with these redis-server arguments added."""
+        self.stop()
+        self._options = (*self._options, *options)
+        self.start()
+
     def admin(self) -> redis.Redis:
         """Return a client of the default (all-powerful) user."""
         if self.tls_ca is None:
