@@ -64,7 +64,8 @@ CAPABILITIES: dict[str, str] = {
     "typed_errors": "refuses bad input with chat-memory's typed errors, storing nothing",
     "token_budget": "gives the newest messages that fit a token budget",
     "storage_contract": "chat-memory's own keys and entries in Redis",
-    "server_faults": "chat-memory's ACL rules, resends to a frozen server, failover durability",
+    "server_faults": "chat-memory's ACL rules, resends to a frozen server, failover durability,"
+    " a server without scripts",
     "chat": "chat-memory's chat turn (ChatService) over the memory",
     "users": "sessions of a user: listing, metadata, erasure",
     "export": "exporting and importing a session as JSON Lines",
