@@ -5,12 +5,12 @@ Usage::
     Given the memory runs on a primary with 2 replicas watched by 3 Sentinels
     Given the memory runs on a cluster of its own with a replica per master
     Given every write waits for 1 replica to confirm it within 500 milliseconds
-    Given a message was stored on the primary while both replicas were paused
-    Given the replicas have resumed and caught up
+    Given the writer's next message was stored by another client while both replicas were paused
+    Given the replicas have caught up
     When 4 writers append for 6 seconds while the primary is killed after 1 second
     When 4 writers append for 6 seconds while the primary is paused after 1 second
     When 4 writers append for 8 seconds while the first writer's master is killed after 1 second
-    When the writer sends the message again, with its id
+    When the writer sends that message again, with its id
     Then the first writer's writes after the promotion were stored but reported as not confirmed
     Then the other writers' writes were acknowledged throughout
     Then a replica was promoted and writes resumed within 10 seconds of the failure
@@ -18,12 +18,11 @@ Usage::
     Then every acknowledged message is stored exactly once, in its writer's order
     Then every stored message is stored once, in its writer's order
     Then the acknowledged messages lost are counted and reported
-    Then it is reported as stored but confirmed by no replica
-    Then it is acknowledged as already stored
-    Then the primary holds the message once
-    Then a replica holds the message once
-    Given the memory waits for 1 replica to confirm each write, within 200 milliseconds
-    Then the message is stored but reported as confirmed by 0 of 1 replica, with the message to resend
+    Then the message sent again is reported as stored but confirmed by no replica
+    Then the message sent again is acknowledged as already stored
+    Then the primary holds the writer's messages, each once
+    Then a replica holds the writer's messages, each once
+    Then the message is reported as stored but confirmed by no replica, with the message to resend
 
 Each scenario gets a group of its own (a throwaway primary, two replicas and
 three ``redis-sentinel`` processes, or a 3-master cluster with a replica per
@@ -58,9 +57,8 @@ from chat_memory import (
     NotReplicatedError,
     StorageError,
 )
-from chat_memory_suite.adapter import requires
-from chat_memory_suite.backends import ClientRecipe, RedisClient
-from chat_memory_suite.servers import ReplicatedCluster, SentinelGroup
+from chat_memory_suite.backends import ClientRecipe
+from chat_memory_suite.servers import HOST, ReplicatedCluster, SentinelGroup
 
 from .conversation import Attempt
 from .sessions import MemorySettings
@@ -175,11 +173,15 @@ class Failover:
         return self._sync.add_messages(writer.session, messages)
 
     def close(self) -> None:
-        """Close the writer's own memory, if it was opened."""
-        if self._runner is not None:
-            self._runner.run(self._kept_async.aclose())
-            self._runner.close()
-        self._kept.close()
+        """Close the writer's own memory, if it was opened, whatever fails first."""
+        try:
+            if self._runner is not None:
+                try:
+                    self._runner.run(self._kept_async.aclose())
+                finally:
+                    self._runner.close()
+        finally:
+            self._kept.close()
 
 
 @given(
@@ -197,8 +199,10 @@ def primary_with_replicas(tmp_path: Path, memory_api: str) -> Iterator[Failover]
         group.start()
         yield failover
     finally:
-        failover.close()
-        group.stop()
+        try:
+            failover.close()
+        finally:
+            group.stop()
 
 
 @given(
@@ -224,12 +228,31 @@ def cluster_with_replicas(tmp_path: Path, memory_api: str) -> Iterator[Failover]
         "every write waits for {replicas:d} replica to confirm it within {ms:d} milliseconds"
     )
 )
-def writes_wait_for_replicas(failover: Failover, replicas: int, ms: int) -> None:
+def writes_wait_for_replicas(request: pytest.FixtureRequest, replicas: int, ms: int) -> None:
     """The durability setting: each write waits for replicas, or is NotReplicatedError.
+
+    For the writers of a failover scenario; otherwise for the scenario's own
+    memory, whose server has no replica: a run whose server may have replicas
+    (Sentinel's primary, a cluster's masters) skips that scenario, since they
+    would confirm the write.
 
     Given every write waits for 1 replica to confirm it within 500 milliseconds
     """
-    failover.durability = Durability(replicas=replicas, timeout=ms / 1000)
+    durability = Durability(replicas=replicas, timeout=ms / 1000)
+    try:
+        failover = request.getfixturevalue("failover")
+    except pytest.FixtureLookupError:
+        failover = None
+    if failover is not None:
+        failover.durability = durability
+        return
+    kind = request.getfixturevalue("client_recipe").kind
+    client = request.getfixturevalue("redis_client")
+    if kind in ("sentinel", "cluster") or (
+        kind == "redis" and client.info("replication").get("connected_slaves", 0)
+    ):
+        pytest.skip(f"this run's {kind} may have replicas, which would confirm the write")
+    request.getfixturevalue("memory_settings").change(durability=durability)
 
 
 def _write(failover: Failover, writer: Writer, until: float) -> None:
@@ -438,7 +461,7 @@ def _sentinel_group(failover: Failover) -> SentinelGroup:
     return failover.group
 
 
-@given("a message was stored on the primary while both replicas were paused")
+@given("the writer's next message was stored by another client while both replicas were paused")
 def stored_while_replicas_paused(failover: Failover) -> None:
     """A writer's message reached the primary alone, written by another instance of the app.
 
@@ -446,7 +469,7 @@ def stored_while_replicas_paused(failover: Failover) -> None:
     replicas confirmed. Then, with both replicas paused, another client stored
     the writer's next message and was told it was not confirmed.
 
-    Given a message was stored on the primary while both replicas were paused
+    Given the writer's next message was stored by another client while both replicas were paused
     """
     writer = Writer(0)
     failover.writers = [writer]
@@ -459,11 +482,11 @@ def stored_while_replicas_paused(failover: Failover) -> None:
     raise AssertionError("the write was acknowledged though no replica could receive it")
 
 
-@given("the replicas have resumed and caught up")
+@given("the replicas have caught up")
 def replicas_resumed(failover: Failover) -> None:
     """The paused replicas go on and receive every write the primary made meanwhile.
 
-    Given the replicas have resumed and caught up
+    Given the replicas have caught up
     """
     group = _sentinel_group(failover)
     for port in failover.paused:
@@ -472,11 +495,11 @@ def replicas_resumed(failover: Failover) -> None:
     failover.paused = []
 
 
-@when("the writer sends the message again, with its id")
+@when("the writer sends that message again, with its id")
 def message_sent_again(failover: Failover) -> None:
     """The writer retries the message it stored, as after an error, with the same id.
 
-    When the writer sends the message again, with its id
+    When the writer sends that message again, with its id
     """
     try:
         failover.outcome = failover.send(failover.writers[0], 1)
@@ -484,11 +507,11 @@ def message_sent_again(failover: Failover) -> None:
         failover.outcome = exc
 
 
-@then("it is reported as stored but confirmed by no replica")
+@then("the message sent again is reported as stored but confirmed by no replica")
 def retry_not_confirmed(failover: Failover) -> None:
     """The retry wrote nothing, yet it waited for the replicas, which did not have the message.
 
-    Then it is reported as stored but confirmed by no replica
+    Then the message sent again is reported as stored but confirmed by no replica
     """
     outcome = failover.outcome
     assert isinstance(outcome, NotReplicatedError), f"the retry returned {outcome!r}"
@@ -496,11 +519,11 @@ def retry_not_confirmed(failover: Failover) -> None:
     assert [m.id for m in outcome.messages] == [failover.writers[0].message_id(1)], str(outcome)
 
 
-@then("it is acknowledged as already stored")
+@then("the message sent again is acknowledged as already stored")
 def retry_acknowledged(failover: Failover) -> None:
     """The retry found the message stored and a replica holding it: no error, nothing appended.
 
-    Then it is acknowledged as already stored
+    Then the message sent again is acknowledged as already stored
     """
     outcome = failover.outcome
     assert isinstance(outcome, AppendResult), f"the retry failed: {outcome!r}"
@@ -508,76 +531,53 @@ def retry_acknowledged(failover: Failover) -> None:
     assert [m.id for m in outcome.already_stored] == [failover.writers[0].message_id(1)]
 
 
-@then("the primary holds the message once")
+@then("the primary holds the writer's messages, each once")
 def primary_holds_once(failover: Failover) -> None:
     """The writer's session on the primary has its earlier message, then this one, once.
 
-    Then the primary holds the message once
+    Then the primary holds the writer's messages, each once
     """
     writer = failover.writers[0]
     assert _stored(failover, writer) == [writer.message_id(0), writer.message_id(1)]
 
 
-@then("a replica holds the message once")
+@then("a replica holds the writer's messages, each once")
 def replica_holds_once(failover: Failover) -> None:
     """Read on each replica itself: one of them has the writer's messages, each once.
 
-    Then a replica holds the message once
+    Then a replica holds the writer's messages, each once
     """
     writer = failover.writers[0]
     held = []
     for port in _sentinel_group(failover).replica_ports():
-        with redis.Redis(host="127.0.0.1", port=port) as client:
+        with redis.Redis(host=HOST, port=port) as client:
             held.append([str(m.id) for m in MemoryService(client).get_messages(writer.session)])
     assert [writer.message_id(0), writer.message_id(1)] in held, f"the replicas hold {held}"
 
 
-@given(
-    parsers.parse(
-        "the memory waits for {replicas:d} replica to confirm each write, within {ms:d} milliseconds"
-    )
-)
-@requires("server_faults")
-def memory_waits_for_replicas(
-    memory_settings: MemorySettings,
-    client_recipe: ClientRecipe,
-    redis_client: RedisClient,
-    replicas: int,
-    ms: int,
+@then("the message is reported as stored but confirmed by no replica, with the message to resend")
+def reported_not_replicated(
+    attempt: Attempt, memory: MemoryService, memory_settings: MemorySettings, session_id: str
 ) -> None:
-    """The durability setting on the scenario's own memory, whose server has no replica.
+    """The write raised NotReplicatedError, saying so, with the stored message to resend.
 
-    A run whose server may have replicas (Sentinel's primary, a cluster's masters) skips
-    it: they would confirm the write.
-
-    Given the memory waits for 1 replica to confirm each write, within 200 milliseconds
-    """
-    kind = client_recipe.kind
-    if kind in ("sentinel", "cluster") or (
-        kind == "redis" and redis_client.info("replication").get("connected_slaves", 0)
-    ):
-        pytest.skip(f"this run's {kind} may have replicas, which would confirm the write")
-    memory_settings.change(durability=Durability(replicas=replicas, timeout=ms / 1000))
-
-
-@then(
-    parsers.parse(
-        "the message is stored but reported as confirmed by {confirmed:d} of {wanted:d} replica,"
-        " with the message to resend"
-    )
-)
-def reported_not_replicated(attempt: Attempt, confirmed: int, wanted: int) -> None:
-    """The write raised NotReplicatedError, saying so, with the message and its id to resend.
-
-    Then the message is stored but reported as confirmed by 0 of 1 replica, with the message to resend
+    Then the message is reported as stored but confirmed by no replica, with the message to resend
     """
     error = attempt.error
+    durability = memory_settings.changed["durability"]
     assert isinstance(error, NotReplicatedError), f"not a NotReplicatedError: {error!r}"
-    assert (error.confirmed, error.wanted) == (confirmed, wanted), str(error)
+    assert (error.confirmed, error.wanted, error.timeout) == (
+        0,
+        durability.replicas,
+        durability.timeout,
+    ), str(error)
     why = f" ({error.reason})" if error.reason else ""  # fakeredis: no WAIT command at all
     assert str(error) == (
-        f"the write is stored on the primary but confirmed by {confirmed} of {wanted} replica(s)"
-        f" within {error.timeout:g} s{why}: a failover now could lose it; a retry with the same"
-        " message ids is safe"
+        f"the write is stored on the primary but confirmed by 0 of {durability.replicas}"
+        f" replica(s) within {durability.timeout:g} s{why}: a failover now could lose it;"
+        " a retry with the same message ids is safe"
     ), str(error)
-    assert [(m.role, bool(m.id)) for m in error.messages] == [("user", True)], error.messages
+    stored = memory.get_messages(session_id)
+    assert [(m.id, m.content) for m in error.messages] == [(m.id, m.content) for m in stored], (
+        f"the error hands back {error.messages}, the session holds {stored}"
+    )

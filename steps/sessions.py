@@ -246,7 +246,7 @@ def app_sets_up_memory(
 
 
 @when(parsers.parse("the app sets up the memory to wait for replicas with {setting} = {value}"))
-@requires("server_faults")
+@requires("server_faults", "client_settings")
 def app_sets_up_durability(
     services: Services,
     client_recipe: ClientRecipe,

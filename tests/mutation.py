@@ -685,6 +685,7 @@ def update(
     kept = [m for m in kept if matches(m.name, present)]
     what = ", ".join([f"`{m}`" for m in modules] + [f"`{f}`" for f in functions])
     said = f"the mutants of {what} ran again on commit `{rerun.source}`"
+    said += "".join(f" ({note[0].lower()}{note[1:]})" for note in rerun.notes)
     if gone:
         said += f"; those of {', '.join(gone)}, no longer in the source, were dropped"
     return Report(
@@ -694,7 +695,7 @@ def update(
         source=saved.source,
         updates=[*saved.updates, said],
         left_out=[*saved.left_out, *rerun.left_out],
-        notes=[*saved.notes, *rerun.notes],
+        notes=saved.notes,
     )
 
 
@@ -737,14 +738,6 @@ def run_passes(args: argparse.Namespace) -> Report:
             if not names or (code is not None and matches(name, names))
         )
         report = Report(sample=bool(names), source=source)
-        if args.sentinel_on:
-            version = subprocess.run(
-                [args.sentinel_on / "redis-server", "--version"],
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout.split(" sha=")[0]
-            report.notes.append(f"The Sentinel pass ran on {version} (`--sentinel-on`)")
         for name in chosen:
             module, place = place_of(name)
             report.mutants.append(Mutant(name, module, place, features.get(name)))
@@ -805,7 +798,16 @@ def run_passes(args: argparse.Namespace) -> Report:
 
         @contextmanager
         def on_sentinel(servers: Path | None) -> Iterator[Setting]:
-            path = {"PATH": f"{servers}{os.pathsep}{os.environ['PATH']}"} if servers else {}
+            path = {}
+            if servers is not None:  # entered only when the pass runs: said in the report
+                path = {"PATH": f"{servers}{os.pathsep}{os.environ['PATH']}"}
+                version = subprocess.run(
+                    [servers / "redis-server", "--version"],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                ).stdout.split(" sha=")[0]
+                report.notes.append(f"The Sentinel pass ran on {version} (`--sentinel-on`)")
             yield ["--redis-sentinel", "-m", "sentinel"], path
 
         passes: list[tuple[str, Callable[[], AbstractContextManager[Setting]]]] = [
@@ -932,7 +934,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--sentinel-on",
-        type=Path,
+        type=lambda directory: Path(directory).resolve(),  # mutmut runs elsewhere
         metavar="DIR",
         help="run the Sentinel pass's primaries and replicas with the redis-server in DIR (e.g."
         " Valkey's, linked there as redis-server), not the one on PATH: Valkey's WAIT counts one"

@@ -154,5 +154,5 @@ Feature: Turns through a LangChain chain
       And the app chats through a LangChain chain that answers in JSON
       And the model will reply "{"name": "Ada"}"
       When the user asks the chain "What is my name?"
-      Then the error hands back the answer "{'name': 'Ada'}" with the question alone
+      Then the error hands back the answer "{"name": "Ada"}" with the question alone
       And the context is empty

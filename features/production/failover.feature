@@ -34,18 +34,18 @@ Feature: Failover
 
     Scenario: A message sent again while no replica answers is reported as not confirmed
       Given every write waits for 1 replica to confirm it within 500 milliseconds
-      And a message was stored on the primary while both replicas were paused
-      When the writer sends the message again, with its id
-      Then it is reported as stored but confirmed by no replica
-      And the primary holds the message once
+      And the writer's next message was stored by another client while both replicas were paused
+      When the writer sends that message again, with its id
+      Then the message sent again is reported as stored but confirmed by no replica
+      And the primary holds the writer's messages, each once
 
     Scenario: A message sent again once the replicas caught up is acknowledged
       Given every write waits for 1 replica to confirm it within 500 milliseconds
-      And a message was stored on the primary while both replicas were paused
-      And the replicas have resumed and caught up
-      When the writer sends the message again, with its id
-      Then it is acknowledged as already stored
-      And a replica holds the message once
+      And the writer's next message was stored by another client while both replicas were paused
+      And the replicas have caught up
+      When the writer sends that message again, with its id
+      Then the message sent again is acknowledged as already stored
+      And a replica holds the writer's messages, each once
 
   Rule: Without it, what a failover loses is measured and reported
 

@@ -5,7 +5,7 @@ Feature: Waiting for replicas
   stores nothing twice.
 
   Scenario: A message no replica confirms is stored, and the app is told with the message to resend
-    Given the memory waits for 1 replica to confirm each write, within 200 milliseconds
+    Given every write waits for 1 replica to confirm it within 200 milliseconds
     When the user tries to say "hello"
-    Then the message is stored but reported as confirmed by 0 of 1 replica, with the message to resend
+    Then the message is reported as stored but confirmed by no replica, with the message to resend
     And the context contains 1 message

@@ -335,7 +335,7 @@ def _stamped(messages: list[BaseMessage]) -> list[Message]:
 
 
 def _text_of(output: Any) -> str:
-    """Return the text an answer shows: its content, or its content blocks' text."""
+    """Return the text an answer shows: its content, its content blocks' text, or its JSON."""
     content = getattr(output, "content", output)
     if isinstance(content, str):
         return content
@@ -344,6 +344,8 @@ def _text_of(output: Any) -> str:
             str(block.get("text", "")) if isinstance(block, dict) else str(block)
             for block in content
         )
+    if isinstance(content, Mapping):  # a structured answer, e.g. a JSON output parser's
+        return json.dumps(content, ensure_ascii=False, default=str)
     return str(content)
 
 

@@ -422,7 +422,7 @@ def test_a_replicated_pass_runs_its_survivors_and_returns_what_lives_on(
     assert alive == [lives, elsewhere]
 
 
-def test_a_replicated_pass_whose_setting_fails_is_left_out_and_kills_nothing(
+def test_a_replicated_pass_whose_run_fails_is_left_out_and_kills_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def run_mutmut(*_: object, **__: object) -> dict[str, int | None]:
@@ -444,10 +444,26 @@ def test_a_replicated_pass_whose_setting_fails_is_left_out_and_kills_nothing(
     assert report.left_out == ["the sentinel pass (the unmutated scenarios failed)"]
 
 
-def test_a_note_on_the_servers_is_said_in_the_report_and_kept_by_an_update() -> None:
+def test_a_note_on_the_servers_is_said_in_the_report_or_in_the_update_that_ran_there() -> None:
     note = "The Sentinel pass ran on Valkey server v=9.1.2 (`--sentinel-on`)"
     saved = Report(mutants=[mutant("a = 1", "a = 2")], source="abc")
     rerun = Report(mutants=[], source="def", notes=[note])
     report = update(saved, rerun, ["_budget.py"], [], present=["*"])
     classify(report, equivalents=[])
-    assert f" {note}." in render(report)
+    assert "ran again on commit `def` (the Sentinel pass ran on Valkey" in render(report)
+    assert report.notes == []  # a later --update without it does not inherit it
+    full = Report(mutants=[mutant("a = 1", "a = 2")], source="abc", notes=[note])
+    classify(full, equivalents=[])
+    assert f" {note}." in render(full)
+
+
+def test_a_replicated_pass_without_survivors_starts_nothing(tmp_path: Path) -> None:
+    @contextmanager
+    def setting() -> Iterator[tuple[list[str], dict[str, str]]]:
+        raise AssertionError("the servers were started for nothing")
+        yield [], {}
+
+    other = _replicated("_keys.py:KeyLayout.ids", "other")
+    report = Report(mutants=[other])
+    alive = replicated_pass(report, "sentinel", tmp_path / "w", tmp_path, [other], setting)
+    assert (alive, other.sentinel, report.left_out) == ([other], None, [])
