@@ -530,11 +530,14 @@ class SentinelGroup:
     def pause_primary(self) -> int:
         """Freeze the primary (SIGSTOP): connections stay open, nothing is answered."""
         port = self.primary_port()
+        self._pause(port)
+        return port
+
+    def _pause(self, port: int) -> None:
         process = self.servers[port].process
         assert process is not None
         os.kill(process.pid, signal.SIGSTOP)
         self._paused.add(port)
-        return port
 
     def replica_ports(self) -> list[int]:
         """Return the ports of the servers that are not the primary now."""
@@ -545,10 +548,7 @@ class SentinelGroup:
         """Freeze every replica (SIGSTOP): the primary takes writes none of them receive."""
         ports = self.replica_ports()
         for port in ports:
-            process = self.servers[port].process
-            assert process is not None
-            os.kill(process.pid, signal.SIGSTOP)
-            self._paused.add(port)
+            self._pause(port)
         return ports
 
     def caught_up(self, ports: list[int], seconds: float) -> None:
