@@ -146,6 +146,23 @@ def redeployed_without_expiry(
     return services.memory(namespace=namespace, **settings)
 
 
+@given(
+    parsers.re(r"the app was redeployed with a history limit of (?P<limit>\d+) messages?"),
+    converters={"limit": int},
+    target_fixture="memory",
+)
+@requires("history_limit")
+def redeployed_with_history_limit(
+    memory_settings: MemorySettings, services: Services, namespace: str, limit: int
+) -> MemoryService:
+    """The app starts again keeping fewer messages; the sessions it stored stay as they are.
+
+    Given the app was redeployed with a history limit of 2 messages
+    """
+    settings = memory_settings.service_settings() | {"max_history": limit}
+    return services.memory(namespace=namespace, **settings)
+
+
 @given("the memory's client decodes responses as text")
 @requires("client_settings")
 def client_decodes_responses(memory_settings: MemorySettings) -> None:

@@ -40,6 +40,16 @@ Feature: History limit
         | 25    | 1     |
         | 30    | 1     |
 
+  Rule: A lower limit applies from the next message on
+
+    Scenario: The next message trims a session kept under a higher limit
+      Given the history limit is 22 messages
+      And a new session "alice"
+      And the user and the assistant exchanged 21 messages
+      And the app was redeployed with a history limit of 20 messages
+      When the assistant replies "message 22"
+      Then the context is messages 3 to 22 of the exchange
+
   Rule: Rapid writes keep the newest messages, in order, roles intact
 
     Scenario: Fifty rapid writes keep exactly the last ten

@@ -67,14 +67,20 @@ if #ARGV == 5 then
         permitted = allowed('PEXPIRE', H, ttl) and allowed('PEXPIRE', S, ttl)
           and allowed('PEXPIRE', M, ttl)
       end
-      permitted = permitted and allowed('RPUSH', H, 'e') and allowed('LPOP', H, '1')
+      -- Not the push's: refused, it writes nothing and the general way says so.
+      permitted = permitted and allowed('LPOP', H, '1')
         and allowed('HSET', S, 'id', 'fp') and allowed('HDEL', S, 'id')
     end
     if permitted then
       local length = redis.pcall('RPUSH', H, ARGV[5])
       if type(length) == 'number' then
         local excess, dropped = length - tonumber(ARGV[1]), nil
-        if excess > 0 then dropped = redis.call('LPOP', H, excess) end
+        -- One over the limit, the usual case: LPOP without a count is the cheaper call.
+        if excess == 1 then
+          dropped = {redis.call('LPOP', H)}
+        elseif excess > 0 then
+          dropped = redis.call('LPOP', H, excess)
+        end
         redis.call('HSET', S, ARGV[3], ARGV[4])
         if dropped then
           for n = 1, #dropped do
