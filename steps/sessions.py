@@ -157,7 +157,7 @@ def redeployed_with_history_limit(
 ) -> MemoryService:
     """The app starts again keeping fewer messages; the sessions it stored stay as they are.
 
-    Given the app was redeployed with a history limit of 2 messages
+    Given the app was redeployed with a history limit of 20 messages
     """
     settings = memory_settings.service_settings() | {"max_history": limit}
     return services.memory(namespace=namespace, **settings)
