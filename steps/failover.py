@@ -557,9 +557,15 @@ def replica_holds_once(failover: Failover) -> None:
 
 @then("the message is reported as stored but confirmed by no replica, with the message to resend")
 def reported_not_replicated(
-    attempt: Attempt, memory: MemoryService, memory_settings: MemorySettings, session_id: str
+    attempt: Attempt,
+    memory: MemoryService,
+    memory_settings: MemorySettings,
+    session_id: str,
+    redis_client: redis.Redis,
 ) -> None:
     """The write raised NotReplicatedError, saying so, with the stored message to resend.
+
+    The reason is WAIT's own refusal where the server has no WAIT (fakeredis), else none.
 
     Then the message is reported as stored but confirmed by no replica, with the message to resend
     """
@@ -571,7 +577,13 @@ def reported_not_replicated(
         durability.replicas,
         durability.timeout,
     ), str(error)
-    why = f" ({error.reason})" if error.reason else ""  # fakeredis: no WAIT command at all
+    try:
+        redis_client.execute_command("WAIT", 0, 0)
+        refusal = None
+    except redis.ResponseError as refused:
+        refusal = str(refused)
+    assert error.reason == refusal, f"the reason given is {error.reason!r}, not {refusal!r}"
+    why = f" ({refusal})" if refusal else ""
     assert str(error) == (
         f"the write is stored on the primary but confirmed by 0 of {durability.replicas}"
         f" replica(s) within {durability.timeout:g} s{why}: a failover now could lose it;"
