@@ -578,7 +578,7 @@ def reported_not_replicated(
         durability.timeout,
     ), str(error)
     try:
-        redis_client.execute_command("WAIT", 0, 0)
+        redis_client.execute_command("WAIT", 0, 0)  # type: ignore[no-untyped-call]
         refusal = None
     except redis.ResponseError as refused:
         refusal = str(refused)
