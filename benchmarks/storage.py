@@ -47,7 +47,8 @@ FLOOR_SCRIPT = (
     " if found[2] then return 0 end"
     " local length = redis.call('RPUSH', KEYS[1], ARGV[3])"
     " local limit = tonumber(ARGV[5])"
-    " local dropped = length > limit and redis.call('LPOP', KEYS[1], length - limit) or {}"
+    " local dropped = length == limit + 1 and {redis.call('LPOP', KEYS[1])}"
+    " or length > limit and redis.call('LPOP', KEYS[1], length - limit) or {}"
     " redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])"
     " for _, entry in ipairs(dropped) do"
     '   redis.call(\'HDEL\', KEYS[2], string.match(entry, \'^{"v":1,"id":"([^"]*)"\'))'

@@ -577,8 +577,8 @@ def reported_not_replicated(
         durability.replicas,
         durability.timeout,
     ), str(error)
-    try:
-        redis_client.execute_command("WAIT", 0, 0)  # type: ignore[no-untyped-call]
+    try:  # the same WAIT: a server that refuses it words the refusal with its arguments
+        redis_client.execute_command(*durability.wait_command())  # type: ignore[no-untyped-call]
         refusal = None
     except redis.ResponseError as refused:
         refusal = str(refused)

@@ -31,7 +31,8 @@
 -- CHATMEM_MOVING (a session with history whose hash, or whose ids list holding a
 -- longer retry window, could not be declared). A key
 -- of another type is refused by the read each key gets first, or by the first write;
--- on Redis 7 each write's permission is asked in advance.
+-- on Redis 7 the permission of each write after the first is asked before the first
+-- (whose own refusal writes nothing).
 -- Returns one element per message: 1 if appended, else the stored fingerprint of
 -- its id ('' when only the id is known).
 --
@@ -44,7 +45,7 @@
 
 -- The short way: the short form's message, for a session whose hash holds the id of
 -- every entry of its history. It builds no table and no function. It writes only once
--- nothing can be refused: anything else (a key of another type, a missing permission,
+-- nothing after its first write can be refused: anything else (a key of another type, a missing permission,
 -- a hash without the field '', a history the push is refused on) goes on to the
 -- general way, which reads again and refuses; nothing was written before that.
 if #ARGV == 5 then
@@ -58,7 +59,8 @@ if #ARGV == 5 then
       end
       return {stored}
     end
-    -- Redis 7 tells in advance whether this user may run each write (no table built).
+    -- Redis 7 tells in advance whether this user may run each write after the push
+    -- (no table built).
     local allowed, permitted = redis.acl_check_cmd, true
     if allowed then
       if ttl == '0' then
