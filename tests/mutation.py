@@ -547,6 +547,36 @@ def percent(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f}%" if whole else "n/a"
 
 
+STOPPED = re.compile(r"\d+ of the \d+ mutants of the (\w+) pass \(the run was stopped\)")
+"""How a replicated pass that a stopped run did not finish is said in ``left_out``."""
+
+
+def still_left_out(report: Report) -> list[str]:
+    """``report.left_out``, with each stopped pass counted again over the mutants as they are.
+
+    An update may run the mutants a stopped pass left: the pass is then said to
+    have left out only those of its mutants still not run there (none: not said).
+    """
+    said = []
+    for note in report.left_out:
+        stopped = STOPPED.fullmatch(note)
+        if stopped is None or stopped[1] not in REPLICATED:
+            said.append(note)
+            continue
+        kind = stopped[1]
+        earlier = ("features", "server", "adapter", "cluster")[: 4 if kind == "sentinel" else 3]
+        theirs = [
+            m
+            for m in report.mutants
+            if replicated_only(m, kind) and not any(getattr(m, e) in KILLED for e in earlier)
+        ]
+        unrun = [m for m in theirs if getattr(m, kind) is None]
+        if unrun:
+            said.append(f"{len(unrun)} of the {len(theirs)} mutants of the {kind} pass"
+                        " (the run was stopped)")  # fmt: skip
+    return said
+
+
 def render(report: Report) -> str:
     """The Markdown of docs/mutation.md."""
     by_module: dict[str, list[Mutant]] = {}
@@ -561,7 +591,7 @@ def render(report: Report) -> str:
         + "".join(f" Then {update}." for update in report.updates)
         + "".join(f" {note}." for note in report.notes)
         + (" **This is a sample run, not the full one.**" if report.sample else "")
-        + "".join(f" **Left out: {passed}.**" for passed in report.left_out),
+        + "".join(f" **Left out: {passed}.**" for passed in still_left_out(report)),
         "",
         "mutmut changes the library one small edit at a time (a flipped comparison, a",
         "dropped argument, an off-by-one) and runs the tests against each edit. A",

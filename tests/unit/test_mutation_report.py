@@ -377,6 +377,21 @@ def test_a_pass_left_out_is_said_in_the_report() -> None:
     assert "**Left out: the cluster pass (--skip).**" in render(report)
 
 
+def test_a_stopped_pass_is_said_with_the_mutants_it_still_has_not_run() -> None:
+    ran, unrun = _replicated("_ops.py:_in_steps", "a"), _replicated("_ops.py:_in_steps", "b")
+    ran.cluster = 1
+    killed_before = _replicated("_ops.py:_in_steps", "c")
+    killed_before.server = 1
+    stopped = "3 of the 3 mutants of the cluster pass (the run was stopped)"
+    report = Report(mutants=[ran, unrun, killed_before], left_out=[stopped, "the unit pass (x)"])
+    classify(report, equivalents=[])
+    text = render(report)
+    assert "**Left out: 1 of the 2 mutants of the cluster pass (the run was stopped).**" in text
+    assert "**Left out: the unit pass (x).**" in text
+    unrun.cluster = 0
+    assert "cluster pass" not in render(report).split("\n\n")[1]
+
+
 def test_the_replicated_passes_take_their_functions_behaviour_only() -> None:
     def of(place: str, removed: str, added: str) -> Mutant:
         module, _, function = place.partition(":")
