@@ -152,7 +152,7 @@ Feature: Turns through a LangChain chain
     Scenario: An answer that is neither text nor messages is handed back, and the question is not stored
       Given a new session "ada"
       And the app chats through a LangChain chain that answers in JSON
-      And the model will reply "{"name": "Ada"}"
+      And the model will reply "{"name": "Zoë"}"
       When the user asks the chain "What is my name?"
-      Then the error hands back the answer "{"name": "Ada"}" with the question alone
+      Then the error hands back the answer "{"name": "Zoë"}" with the question alone
       And the context is empty
