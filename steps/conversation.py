@@ -36,6 +36,7 @@ from chat_memory import (
     MessageIdConflictError,
     MessageTooLargeError,
     Role,
+    StorageUnavailableError,
     ToolCall,
 )
 from chat_memory._codec import encode_for_storage
@@ -81,8 +82,10 @@ class Attempt:
     ) -> Exception:
         """The error the attempt got: chat-memory's ``typed`` one, or a store's own.
 
-        With ``within``, it came in that many seconds at most. A store under test through an adapter fails with its own errors, which say
-        no more than that it failed.
+        With ``within``, it came in that many seconds at most. chat-memory's errors
+        that changed nothing say so in their message too ("nothing was written", "sent",
+        "read or written", "changed"). A store under test through an adapter fails with
+        its own errors, which say no more than that it failed.
         """
         assert self.made, "no step tried to use the memory"
         assert self.error is not None, "the call succeeded, as if nothing were wrong"
@@ -90,6 +93,8 @@ class Attempt:
             assert self.seconds <= within, f"the error took {self.seconds:.1f} seconds"
         if not isinstance(memory, AdaptedMemory):
             assert isinstance(self.error, typed), f"not a {typed.__name__}: {self.error!r}"
+            if isinstance(self.error, StorageUnavailableError):  # what whoever reads the log sees
+                assert "nothing was" in str(self.error), f"the error does not say so: {self.error}"
         return self.error
 
 

@@ -349,6 +349,7 @@ def _told_outcome_unknown(memory: MemoryService, attempt: Attempt, seconds: int)
     error = attempt.failure(memory, WriteOutcomeUnknownError, within=seconds)
     if isinstance(error, WriteOutcomeUnknownError):
         assert error.may_have_written, str(error)
+        assert "may or may not have happened" in str(error), f"the error does not say so: {error}"
 
 
 @then(parsers.parse('the message is refused by the server with the reason "{reason}"'))

@@ -87,6 +87,16 @@ Feature: Sessions on a Redis Cluster
         | user | hello   |
 
     @faults
+    Scenario: A new session whose slot is being migrated remembers the ids of a retry window longer than its history
+      Given the memory runs on a cluster of its own
+      And message ids are remembered for the newest 2 messages
+      And the history limit is 1 message
+      And a new session "fresh"
+      And the session's slot is being migrated to another node
+      When the user sends message "m-1" saying "one"
+      Then the session remembers exactly the ids "m-1"
+
+    @faults
     Scenario: A user's new session whose slot is being migrated keeps taking messages
       Given the memory runs on a cluster of its own
       And user "ada" said "Plan my Paris trip" in session "paris"

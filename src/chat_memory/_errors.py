@@ -90,7 +90,9 @@ def storage_error(exc: Exception, *, op: Op, messages: Sequence[Message] = ()) -
             f" migrated between nodes ({detail})"
         )
         if op is Op.READ:
-            return StorageUnavailableError(f"{moving}: try again shortly")
+            return StorageUnavailableError(
+                f"{moving}; nothing was read or written: try again shortly"
+            )
         # None of those attempts ran the write; but redis-py resends a call that timed out
         # or lost its connection, and such an earlier attempt may have been applied.
         return WriteOutcomeUnknownError(
@@ -104,7 +106,9 @@ def storage_error(exc: Exception, *, op: Op, messages: Sequence[Message] = ()) -
         )
     if isinstance(exc, rx.ConnectionError | rx.TimeoutError):
         if op is Op.READ:
-            return StorageUnavailableError(f"Redis could not be reached ({detail})")
+            return StorageUnavailableError(
+                f"Redis could not be reached ({detail}); nothing was read or written"
+            )
         return WriteOutcomeUnknownError(
             f"Redis did not answer the write ({detail}); it may or may not have happened",
             messages,
@@ -131,7 +135,7 @@ def storage_error(exc: Exception, *, op: Op, messages: Sequence[Message] = ()) -
             f"Redis is out of memory (maxmemory reached) and refused the write ({exc});"
             " nothing was written"
         )
-    return StorageUnavailableError(f"Redis refused the command ({detail})")
+    return StorageUnavailableError(f"Redis refused the command ({detail}); nothing was changed")
 
 
 def script_error(
