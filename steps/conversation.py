@@ -620,6 +620,19 @@ def app_sends_many_in_one_call(
     attempt.make(lambda: memory.add_messages(session_id, batch))
 
 
+@when(parsers.parse('the app sends two messages under the id "{message_id}" in one call'))
+@requires("message_ids", "typed_errors")
+def app_sends_one_id_twice(
+    memory: MemoryService, session_id: str, attempt: Attempt, message_id: str
+) -> None:
+    """The app stores two messages in one call and gives both the same id.
+
+    When the app sends two messages under the id "m-1" in one call
+    """
+    batch = [Message("user", "one", id=message_id), Message("user", "two", id=message_id)]
+    attempt.make(lambda: memory.add_messages(session_id, batch))
+
+
 @when(parsers.parse("the app sends a message whose id is {length:d} characters long"))
 @requires("message_ids")
 def app_sends_long_id(

@@ -134,6 +134,14 @@ Feature: Moving a session
       Then the message is refused with the reason "must be the header"
       And nothing is stored
 
+    Scenario: Text that is not JSON is not an export
+      When the app imports this export into the session:
+        """
+        Hello, this is not an export
+        """
+      Then the message is refused with the reason "line 1 of the export is not JSON"
+      And nothing is stored
+
     Scenario: Text that is not an export is refused
       When the app imports this export into the session:
         """

@@ -58,6 +58,18 @@ Feature: Refusing bad input
       Then the message is refused with the reason "one call may append at most idempotency_window (20) messages, not 21"
       And nothing is stored
 
+    Scenario: A call of no messages is refused
+      Given a new session "alice"
+      When the app sends 0 messages in one call
+      Then the message is refused with the reason "add_messages needs at least one message"
+      And nothing is stored
+
+    Scenario: A call that gives two messages one id is refused whole
+      Given a new session "alice"
+      When the app sends two messages under the id "m-1" in one call
+      Then the message is refused with the reason "message ids must be unique within one call"
+      And nothing is stored
+
   Rule: A message needs a valid session id
 
     Scenario: A message without a session id is refused

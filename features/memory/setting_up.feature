@@ -54,6 +54,7 @@ Feature: Setting up the memory
         | ttl                | 3155760001          | of at most 36525 days                                                   |
         | namespace          | "has space"         | namespace must be 1 to 64 characters                                    |
         | namespace          | ""                  | namespace must be 1 to 64 characters                                    |
+        | durability         | "2 replicas"        | durability must be a Durability or None, not '2 replicas'               |
 
   Rule: A wait for replicas that Redis's WAIT cannot take is refused when the memory is built
 

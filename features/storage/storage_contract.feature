@@ -183,13 +183,19 @@ Feature: Storage contract
         | field | value                                |
         | doc   | {"title":"Été à Paris","pinned":true} |
 
-    Scenario: Metadata that is not plain JSON is refused
+    Scenario Outline: Metadata that is <what> is refused
       Given a new session "alice"
       When the app gives the session this metadata:
         """
-        {"score": NaN}
+        <metadata>
         """
-      Then the message is refused with the reason "metadata must be plain JSON"
+      Then the message is refused with the reason "<reason>"
+
+      Examples:
+        | what              | metadata         | reason                                               |
+        | not plain JSON    | {"score": NaN}   | metadata must be plain JSON                          |
+        | a list            | ["a", "b"]       | metadata must be a JSON object (a dict), not list    |
+        | a string          | "a title"        | metadata must be a JSON object (a dict), not str     |
 
     Scenario: Metadata of exactly 16 KiB is stored
       Given a new session "alice"
