@@ -41,6 +41,7 @@ from chat_memory import (
     ChatMemoryError,
     ChatModel,
     ChatService,
+    InvalidInputError,
     MemoryService,
     Message,
     ReplyNotStoredError,
@@ -193,6 +194,27 @@ def prompt_budget_is(chat_settings: ChatSettings, tokens: int) -> None:
     """
     assert not chat_settings.built, "chat settings must come before the first turn"
     chat_settings.max_prompt_tokens = tokens
+
+
+@when(parsers.parse("the app sets up the chat with {setting} = {value}"))
+def app_sets_up_chat(
+    services: Services,
+    memory: MemoryService,
+    model: ChatModel,
+    setup_error: list[InvalidInputError],
+    setting: str,
+    value: str,
+) -> None:
+    """The app builds the chat turn with this keyword setting, written as JSON; it may be refused.
+
+    When the app sets up the chat with max_prompt_tokens = 0
+    """
+    chosen = ChatSettings()
+    setattr(chosen, setting, json.loads(value))
+    try:
+        _chat_over(services, memory, model, chosen)
+    except InvalidInputError as exc:
+        setup_error.append(exc)
 
 
 @given("tokens are counted one per word")

@@ -257,6 +257,15 @@ def app_tried_to_list(memory: MemoryService, attempt: Attempt, user: str) -> Non
     attempt.make(lambda: memory.for_user(user).list_sessions(limit=1000))
 
 
+@when("the app tries to list sessions without naming a user")
+def app_lists_without_user(memory: MemoryService, attempt: Attempt) -> None:
+    """The app asks the memory that serves every user, not one user's, for its sessions.
+
+    When the app tries to list sessions without naming a user
+    """
+    attempt.make(lambda: memory.list_sessions())
+
+
 @given(parsers.parse('the app tried to forget user "{user}"'))
 @when(parsers.parse('the app tries to forget user "{user}"'))
 def app_tried_to_forget(memory: MemoryService, attempt: Attempt, user: str) -> None:

@@ -71,3 +71,15 @@ Feature: Prompt size
         | user      | I am Ada.          |
         | assistant | Hello Ada.         |
         | user      | Where should I go? |
+
+  Rule: A wrong chat setting is refused when the chat is built, naming it
+
+    Scenario Outline: A chat with <setting> = <value> is refused
+      When the app sets up the chat with <setting> = <value>
+      Then the setup is refused with the reason "<reason>"
+
+      Examples:
+        | setting           | value | reason                                                 |
+        | max_prompt_tokens | 0     | max_prompt_tokens must be a whole number >= 1, not 0   |
+        | max_prompt_tokens | 2.5   | max_prompt_tokens must be a whole number >= 1, not 2.5 |
+        | system_prompt     | 42    | system_prompt must be a string or None                 |
