@@ -362,6 +362,16 @@ def chain_refuses_input(turn: Turn, reason: str) -> None:
     assert reason in str(turn.error), f"the refusal says {str(turn.error)!r}"
 
 
+@then(parsers.parse('the error says why: "{reason}"'))
+def error_says_why(turn: Turn, reason: str) -> None:
+    """The failed turn's error says, in its own message, why the memory could not keep it.
+
+    Then the error says why: "the chain's output must be text, a message or a list of messages"
+    """
+    assert turn.error is not None, "the turn did not fail"
+    assert reason in str(turn.error), f"the error says {str(turn.error)!r}"
+
+
 @then("the model was not asked")
 def model_not_asked(fake_model: FakeLLM) -> None:
     """No prompt reached the model: nothing was paid for.
