@@ -366,7 +366,7 @@ def chain_refuses_input(turn: Turn, reason: str) -> None:
 def error_says_why(turn: Turn, reason: str) -> None:
     """The failed turn's error says, in its own message, why the memory could not keep it.
 
-    Then the error says why: "the chain's output must be text, a message or a list of messages"
+    Then the error says why: "content must be text to be stored exactly, got list"
     """
     assert turn.error is not None, "the turn did not fail"
     assert reason in str(turn.error), f"the error says {str(turn.error)!r}"

@@ -483,6 +483,7 @@ REPLICATED = {
         "_ops.py:list_sessions",
         "_ops.py:forget_user",
         "_service.py:MemoryService._node_client",
+        "_shell.py:MemoryShell.__init__",  # whether the client is a cluster's
     ),
     # A primary's failover, with and without the durability setting, sync and async.
     "sentinel": (

@@ -153,6 +153,7 @@ class MemoryCore:
         idempotency_window: int | None,
         clock: Callable[[], float] | None,
         token_counter: TokenCounter,
+        on_cluster: bool,
     ) -> None:
         """Check every setting, naming the one Redis or the memory could not take."""
         self.max_history = check_whole_number("max_history", max_history, 1, _REDIS_MAX_INT)
@@ -168,9 +169,9 @@ class MemoryCore:
         self.keys = KeyLayout(namespace)
         self.clock = clock or time.time
         self.token_counter = token_counter
-        self.on_cluster = False
-        """Whether the client is a Redis Cluster's (set by the shell): a user's listing and
-        erasure then ask whether the user's slot is being resharded."""
+        self.on_cluster = on_cluster
+        """Whether the client is a Redis Cluster's: a user's listing and erasure then ask
+        whether the user's slot is being resharded."""
         self._fixed_args = [
             str(self.max_history).encode(),
             str(self.ttl_ms or 0).encode(),

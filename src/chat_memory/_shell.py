@@ -58,6 +58,7 @@ class MemoryShell(Generic[ClientT]):
             idempotency_window=idempotency_window,
             clock=clock,
             token_counter=token_counter,
+            on_cluster=isinstance(client, redis.RedisCluster | redis.asyncio.RedisCluster),
         )
         if durability is not None and not isinstance(durability, Durability):
             raise InvalidInputError(f"durability must be a Durability or None, not {durability!r}")
@@ -69,7 +70,6 @@ class MemoryShell(Generic[ClientT]):
             )
         self._durability = durability
         self._client: ClientT = client
-        self._core.on_cluster = isinstance(client, redis.RedisCluster | redis.asyncio.RedisCluster)
         self._append: Any = client.register_script(APPEND_LUA)
         self._sessions: Any = client.register_script(SESSIONS_LUA)
 
