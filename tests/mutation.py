@@ -73,6 +73,7 @@ from dataclasses import asdict, dataclass, field
 from fnmatch import fnmatch
 from io import StringIO
 from pathlib import Path
+from typing import Final
 
 from chat_memory_suite.servers import throwaway_cluster
 from tests.llm_stub import running_stub
@@ -82,6 +83,10 @@ EQUIVALENTS = ROOT / "tests" / "mutation_equivalents.toml"
 KILLED = {1, 3, 36, 24, -24, 152, 255, 37}  # failed, pytest error, timeout, type check
 UNREACHED = {None, 5, 33}  # mutmut found no test that runs the function
 MUTANT_KEY = re.compile(r"^(?P<module>[\w.]+)\.x(?:ǁ(?P<cls>\w+)ǁ|_)(?P<func>\w+?)__mutmut_\d+$")
+
+
+ACCEPTANCE_PASSES: Final = ("features", "server", "adapter", "cluster", "sentinel")
+"""The passes of the acceptance suite alone, in the order they run (a Mutant's fields)."""
 
 
 @dataclass
@@ -102,8 +107,8 @@ class Mutant:
 
     @property
     def acceptance(self) -> list[int | None]:
-        """Its exit codes in every pass of the acceptance suite alone."""
-        return [self.features, self.server, self.adapter, self.cluster, self.sentinel]
+        """Its exit codes in every pass of the acceptance suite alone, in order."""
+        return [getattr(self, name) for name in ACCEPTANCE_PASSES]
 
     @property
     def changed(self) -> tuple[list[str], list[str]]:
@@ -565,7 +570,7 @@ def still_left_out(report: Report) -> list[str]:
             said.append(note)
             continue
         kind = stopped[1]
-        earlier = ("features", "server", "adapter", "cluster")[: 4 if kind == "sentinel" else 3]
+        earlier = ACCEPTANCE_PASSES[: ACCEPTANCE_PASSES.index(kind)]
         theirs = [
             m
             for m in report.mutants
