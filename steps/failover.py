@@ -54,9 +54,12 @@ from chat_memory import (
     Durability,
     KeyLayout,
     MemoryService,
+    Message,
     NotReplicatedError,
     StorageError,
 )
+from chat_memory_suite.adapter import requires
+from chat_memory_suite.apis import Services
 from chat_memory_suite.backends import ClientRecipe
 from chat_memory_suite.servers import HOST, ReplicatedCluster, SentinelGroup
 
@@ -246,13 +249,46 @@ def writes_wait_for_replicas(request: pytest.FixtureRequest, replicas: int, ms: 
     if failover is not None:
         failover.durability = durability
         return
+    _without_replicas(request)
+    request.getfixturevalue("memory_settings").change(durability=durability)
+
+
+@given(
+    parsers.parse(
+        "the app was redeployed with every write waiting for {replicas:d} replica to confirm it"
+        " within {ms:d} milliseconds"
+    ),
+    target_fixture="memory",
+)
+def redeployed_waiting_for_replicas(
+    request: pytest.FixtureRequest,
+    memory_settings: MemorySettings,
+    services: Services,
+    namespace: str,
+    replicas: int,
+    ms: int,
+) -> MemoryService:
+    """The app starts again with the durability setting; what it stored stays as it is.
+
+    Skipped where the server may have replicas, as the setting's other Given step.
+
+    Given the app was redeployed with every write waiting for 1 replica to confirm it within 200 milliseconds
+    """
+    _without_replicas(request)
+    durability = Durability(replicas=replicas, timeout=ms / 1000)
+    memory_settings.changed["durability"] = durability  # for the Then steps that read it
+    settings = memory_settings.service_settings()
+    return services.memory(namespace=namespace, **settings)
+
+
+def _without_replicas(request: pytest.FixtureRequest) -> None:
+    """Skip the scenario where this run's server may have replicas, which would confirm writes."""
     kind = request.getfixturevalue("client_recipe").kind
     client = request.getfixturevalue("redis_client")
     if kind in ("sentinel", "cluster") or (
         kind == "redis" and client.info("replication").get("connected_slaves", 0)
     ):
         pytest.skip(f"this run's {kind} may have replicas, which would confirm the write")
-    request.getfixturevalue("memory_settings").change(durability=durability)
 
 
 def _write(failover: Failover, writer: Writer, until: float) -> None:
@@ -553,6 +589,34 @@ def replica_holds_once(failover: Failover) -> None:
         with redis.Redis(host=HOST, port=port) as client:
             held.append([str(m.id) for m in MemoryService(client).get_messages(writer.session)])
     assert [writer.message_id(0), writer.message_id(1)] in held, f"the replicas hold {held}"
+
+
+@when("the app tries to take back the newest message")
+@requires("pop_message")
+def app_tries_to_take_back(memory: MemoryService, session_id: str, attempt: Attempt) -> None:
+    """The app removes the session's newest message; a failure is kept for a Then step.
+
+    When the app tries to take back the newest message
+    """
+    attempt.make(lambda: memory.pop_message(session_id))
+
+
+@then(
+    parsers.parse(
+        'the removal is reported as confirmed by no replica, handing back the message "{text}"'
+    )
+)
+def removal_not_replicated(attempt: Attempt, memory_settings: MemorySettings, text: str) -> None:
+    """The removal raised NotReplicatedError, with the message it removed as its reply.
+
+    Then the removal is reported as confirmed by no replica, handing back the message "hello"
+    """
+    error = attempt.error
+    durability = memory_settings.changed["durability"]
+    assert isinstance(error, NotReplicatedError), f"not a NotReplicatedError: {error!r}"
+    assert (error.confirmed, error.wanted) == (0, durability.replicas), str(error)
+    assert isinstance(error.reply, Message), f"the error hands back {error.reply!r}"
+    assert error.reply.content == text, f"the error hands back {error.reply}"
 
 
 @then("the message is reported as stored but confirmed by no replica, with the message to resend")

@@ -9,3 +9,10 @@ Feature: Waiting for replicas
     When the user tries to say "hello"
     Then the message is reported as stored but confirmed by no replica, with the message to resend
     And the context contains 1 message
+
+  Scenario: A message taken back that no replica confirms is removed, and the app is handed it
+    Given the user said "hello"
+    And the app was redeployed with every write waiting for 1 replica to confirm it within 200 milliseconds
+    When the app tries to take back the newest message
+    Then the removal is reported as confirmed by no replica, handing back the message "hello"
+    And the context is empty

@@ -327,7 +327,13 @@ def pop_message(core: MemoryCore, session_id: str, *, attempts: int) -> Operatio
             length = int((yield from _read(Command(("LLEN", key)), key)))
             raise CorruptEntryError(session_id, length - 1, str(exc)) from exc
         args = [b"pop", newest[0], (message.id or "").encode()]
-        if (yield from _sessions_script(core.keys.all(session_id), args)) == 1:
+        try:
+            removed = yield from _sessions_script(core.keys.all(session_id), args)
+        except NotReplicatedError as short:
+            if short.reply != 1:  # a newer message was stored meanwhile: nothing was removed
+                continue
+            raise short.with_reply(message) from None  # removed on the primary: hand it back
+        if removed == 1:
             return message
     raise SessionChangedError(
         f"session {session_id!r} changed during each of {attempts} attempts to remove its"

@@ -264,8 +264,9 @@ class NotReplicatedError(WriteOutcomeUnknownError):
     :class:`WriteOutcomeUnknownError`) is safe: an id already stored is not
     appended again, and the retry waits for the replicas once more (it writes
     the session's expiry again, so that the wait covers the stored messages).
-    For another write (clear, a user's sessions, compaction, pop) ``reply`` is
-    what the write returned.
+    ``reply`` is what the call would have returned for ``pop_message`` (the
+    :class:`~chat_memory.Message` it removed), and what the write returned for
+    another (clear, a user's sessions, compaction).
     """
 
     def __init__(
@@ -294,11 +295,18 @@ class NotReplicatedError(WriteOutcomeUnknownError):
 
     def with_messages(self, messages: Sequence[Message]) -> NotReplicatedError:
         """Return this error carrying the messages of the write, for a retry."""
+        return self._but(reply=self.reply, messages=messages)
+
+    def with_reply(self, reply: object) -> NotReplicatedError:
+        """Return this error carrying what the call returns (e.g. the message it removed)."""
+        return self._but(reply=reply, messages=self.messages)
+
+    def _but(self, *, reply: object, messages: Sequence[Message]) -> NotReplicatedError:
         return NotReplicatedError(
             confirmed=self.confirmed,
             wanted=self.wanted,
             timeout=self.timeout,
-            reply=self.reply,
+            reply=reply,
             reason=self.reason,
             messages=messages,
         )

@@ -8,8 +8,10 @@ import pytest
 from chat_memory import (
     AsyncMemoryService,
     CorruptEntryError,
+    Durability,
     MemoryService,
     Message,
+    NotReplicatedError,
     SessionChangedError,
 )
 
@@ -39,6 +41,18 @@ def test_a_message_stored_between_reading_and_removing_is_never_removed() -> Non
     taken = memory.pop_message("ada")
     assert taken is not None
     assert taken.content == "newer 0"  # read again: the newest is the message stored meanwhile
+    assert [m["content"] for m in memory.get_context("ada")] == ["first"]
+
+
+def test_durable_pop_reads_a_newer_message_again_and_hands_back_the_one_removed() -> None:
+    server = fakeredis.FakeServer()  # no WAIT here: every write is reported as not confirmed
+    durable = Durability(replicas=1, timeout=0.1)
+    memory = MemoryService(WriterBetween(server=server, writes=1), durability=durable)
+    MemoryService(fakeredis.FakeRedis(server=server)).add_message("ada", "user", "first")
+    with pytest.raises(NotReplicatedError) as caught:
+        memory.pop_message("ada")
+    assert isinstance(caught.value.reply, Message)
+    assert caught.value.reply.content == "newer 0"  # not the first: its removal wrote nothing
     assert [m["content"] for m in memory.get_context("ada")] == ["first"]
 
 
