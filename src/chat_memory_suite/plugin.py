@@ -40,6 +40,9 @@ MACHINERY = (
 )
 """The suite's machinery, in the order its modules import each other."""
 
+EXTRA = ("pytest_bdd", "gherkin", "fakeredis", "freezegun", "jinja2", "pytest_redis", "mirakuru")
+"""What the ``suite`` extra installs, as imported (chat-memory alone does not need them)."""
+
 STEPS = tuple(
     f"chat_memory_suite.steps.{name}"
     for name in (
@@ -167,10 +170,21 @@ def pytest_load_initial_conftests(
     known = parser.parse_known_args(args)
     if not _wanted(early_config, known.chat_memory_suite, known.memory_adapter):
         return
+    check_extra()
     for name in (*MACHINERY, *STEPS):
         early_config.pluginmanager.import_plugin(name)
     if known.chat_memory_suite:
         args.append(str(features_folder()))
+
+
+def check_extra() -> None:
+    """Refuse to start the suite without what its extra installs, saying how to install it."""
+    missing = [name for name in EXTRA if importlib.util.find_spec(name) is None]
+    if missing:
+        raise pytest.UsageError(
+            f"the chat-memory suite needs {', '.join(missing)}, which chat-memory alone does"
+            " not install: pip install 'chat-memory[suite]'"
+        )
 
 
 def _load_factory(spec: str, folder: Path) -> Callable[..., Any]:

@@ -160,6 +160,17 @@ def test_the_kit_page_lists_every_capability_with_its_meaning() -> None:
     assert rows == CAPABILITIES
 
 
+@pytest.mark.parametrize("text", [README, page("index.md")], ids=["README", "site"])
+def test_the_number_of_scenarios_shown_is_about_the_suites(text: str) -> None:
+    from chat_memory_suite.gherkin import feature_files, read_feature
+
+    claim = re.search(r"about (\d+) scenarios", text)
+    assert claim, "the page no longer says how many scenarios the suite has"
+    features = [read_feature(path, ROOT) for path in feature_files([ROOT / "features"])]
+    there = sum(len(feature.scenarios) for feature in features)
+    assert abs(int(claim[1]) - there) <= there // 20, f"the suite has {there} scenarios"
+
+
 def test_the_project_page_counts_the_regression_breaks() -> None:
     from tests.unit.test_suite_catches_regressions import BREAKS
 
