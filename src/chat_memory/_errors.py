@@ -125,6 +125,14 @@ def storage_error(exc: Exception, *, op: Op, messages: Sequence[Message] = ()) -
             f"the Redis user may not run this command or touch this key ({exc});"
             " nothing was written"
         )
+    if op is Op.WRITE and isinstance(exc, rx.ReadOnlyError | rx.ClusterDownError):
+        # After a failover, a resend can reach a replica, or a cluster still promoting
+        # one, that never saw an earlier attempt the old primary applied.
+        return WriteOutcomeUnknownError(
+            f"the write was refused ({detail}), as after a failover, where an earlier attempt"
+            " may have been applied: it may or may not have happened",
+            messages,
+        )
     refused_before_writing = isinstance(exc, rx.OutOfMemoryError)
     if op is Op.SCRIPT and not refused_before_writing:
         return WriteOutcomeUnknownError(

@@ -38,6 +38,7 @@ from .exceptions import (
     NotReplicatedError,
     SessionChangedError,
     SessionExistsError,
+    StorageError,
     StorageUnavailableError,
     WriteOutcomeUnknownError,
     WrongKeyTypeError,
@@ -167,7 +168,14 @@ def _declaring_what_exists(call: AppendCall) -> Operation[tuple[AppendCall, Any]
     """
     present = []
     for key, role in zip(call.keys, call.roles, strict=True):
-        found = yield from _read(Command(("TYPE", key)), key)
+        try:
+            found = yield from _read(Command(("TYPE", key)), key)
+        except StorageError as failed:  # the redirected attempts may have written: say so
+            raise WriteOutcomeUnknownError(
+                f"the cluster kept redirecting the append, then reading its keys failed"
+                f" ({failed}): it may or may not have happened, and a retry is safe",
+                call.messages,
+            ) from failed
         kind = found.decode() if isinstance(found, bytes) else str(found)
         if kind not in ("none", _TYPES[role]):
             raise WrongKeyTypeError(key, kind)
@@ -327,18 +335,30 @@ def pop_message(core: MemoryCore, session_id: str, *, attempts: int) -> Operatio
             length = int((yield from _read(Command(("LLEN", key)), key)))
             raise CorruptEntryError(session_id, length - 1, str(exc)) from exc
         args = [b"pop", newest[0], (message.id or "").encode()]
-        try:
-            removed = yield from _sessions_script(core.keys.all(session_id), args)
-        except NotReplicatedError as short:
-            if short.reply != 1:  # a newer message was stored meanwhile: nothing was removed
-                continue
-            raise short.with_reply(message) from None  # removed on the primary: hand it back
-        if removed == 1:
+        if (yield from _done_unless_changed(core.keys.all(session_id), args, message)):
             return message
     raise SessionChangedError(
         f"session {session_id!r} changed during each of {attempts} attempts to remove its"
         " newest message; nothing was removed"
     )
+
+
+def _done_unless_changed(
+    keys: tuple[str, ...], args: list[bytes], result: object
+) -> Operation[bool]:
+    """Run a write of the sessions script that answers 1 if done, 0 if the session changed first.
+
+    A write the replicas did not confirm (a durability setting) was done on the
+    primary if it answered 1: its NotReplicatedError then carries ``result``, what
+    the call returns. Answered 0, it wrote nothing, whatever the replicas: False,
+    for the caller to read the session again.
+    """
+    try:
+        return bool((yield from _sessions_script(keys, args)) == 1)
+    except NotReplicatedError as short:
+        if short.reply != 1:
+            return False
+        raise short.with_reply(result) from None
 
 
 def set_metadata(core: MemoryCore, session_id: str, metadata: object) -> Operation[None]:
@@ -380,10 +400,14 @@ def forget_user(core: MemoryCore, *, batch: int) -> Operation[ForgetResult]:
     sessions: list[str] = []
     deleted = 0
     cluster = b"1" if core.on_cluster else b"0"
+    short: list[NotReplicatedError] = []
     while True:
         args = [b"forget", prefix, str(batch).encode(), cluster]
         try:
             reply = yield from _sessions_script((index,), args)
+        except NotReplicatedError as unconfirmed:  # erased on the primary: erase the rest
+            short.append(unconfirmed)
+            reply = unconfirmed.reply
         except StorageUnavailableError as refused:  # nothing done by this batch: say the rest
             if not sessions:
                 raise
@@ -394,7 +418,10 @@ def forget_user(core: MemoryCore, *, batch: int) -> Operation[ForgetResult]:
         deleted += int(reply[0])
         sessions += [decode_session_id(member.decode("utf-8")) for member in reply[2:]]
         if int(reply[1]) == 0:
-            return ForgetResult(core.keys.user_id, sessions, deleted)
+            result = ForgetResult(core.keys.user_id, sessions, deleted)
+            if short:
+                raise short[0].with_reply(result)
+            return result
 
 
 def export_session(core: MemoryCore, session_id: str) -> Operation[str]:
@@ -417,11 +444,30 @@ def import_session(
         )
     known = {m.id for m in core.decode_history(session_id, entries)}
     fresh = [m for m in messages if m.id not in known]
-    for start in range(0, len(fresh), core.idempotency_window):
-        yield from add_messages(core, session_id, fresh[start : start + core.idempotency_window])
+    result = ImportResult(imported=fresh, skipped=[m for m in messages if m.id in known])
+    short: list[NotReplicatedError] = []
+    writes: list[Operation[object]] = [
+        add_messages(core, session_id, fresh[start : start + core.idempotency_window])
+        for start in range(0, len(fresh), core.idempotency_window)
+    ]
     if metadata and not doc:
-        yield from set_metadata(core, session_id, metadata)
-    return ImportResult(imported=fresh, skipped=[m for m in messages if m.id in known])
+        writes.append(set_metadata(core, session_id, metadata))
+    for done, write in enumerate(writes):
+        try:
+            yield from write
+        except NotReplicatedError as unconfirmed:  # stored on the primary: store the rest
+            short.append(unconfirmed)
+        except StorageError as failed:
+            if len(writes) == 1 or (done == 0 and not failed.may_have_written):
+                raise  # the call's own error: nothing else was written
+            raise WriteOutcomeUnknownError(
+                f"the import stopped after {done} of its {len(writes)} writes ({failed}): it"
+                " may or may not have been stored in part; importing again with append=True"
+                " finishes it, and stores nothing twice"
+            ) from failed
+    if short:
+        raise short[0].with_reply(result)
+    return result
 
 
 def compact(
@@ -456,8 +502,9 @@ def compact(
             item.fingerprint,
             item.entry,
         ]
-        if (yield from _sessions_script(keys, args)) == 1:
-            return CompactResult(folded=fold, summary=summary)
+        result = CompactResult(folded=fold, summary=summary)
+        if (yield from _done_unless_changed(keys, args, result)):
+            return result
     raise CompactionConflictError(
         f"session {session_id!r} changed during each of {attempts} attempts to compact it;"
         " nothing was folded"

@@ -265,8 +265,11 @@ class NotReplicatedError(WriteOutcomeUnknownError):
     appended again, and the retry waits for the replicas once more (it writes
     the session's expiry again, so that the wait covers the stored messages).
     ``reply`` is what the call would have returned for ``pop_message`` (the
-    :class:`~chat_memory.Message` it removed), and what the write returned for
-    another (clear, a user's sessions, compaction).
+    :class:`~chat_memory.Message` it removed), ``compact`` (its
+    :class:`~chat_memory.CompactResult`) and ``forget_user`` (its
+    :class:`~chat_memory.ForgetResult`, every session erased: the erasure goes on
+    after a batch the replicas did not confirm), and what Redis answered for
+    another write (clear, metadata).
     """
 
     def __init__(

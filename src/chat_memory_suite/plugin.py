@@ -19,7 +19,9 @@ modules this repository runs its own scenarios with.
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import importlib.util
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -39,9 +41,6 @@ MACHINERY = (
     "chat_memory_suite.living_doc",
 )
 """The suite's machinery, in the order its modules import each other."""
-
-EXTRA = ("pytest_bdd", "gherkin", "fakeredis", "freezegun", "jinja2", "pytest_redis", "mirakuru")
-"""What the ``suite`` extra installs, as imported (chat-memory alone does not need them)."""
 
 STEPS = tuple(
     f"chat_memory_suite.steps.{name}"
@@ -178,8 +177,25 @@ def pytest_load_initial_conftests(
 
 
 def check_extra() -> None:
-    """Refuse to start the suite without what its extra installs, saying how to install it."""
-    missing = [name for name in EXTRA if importlib.util.find_spec(name) is None]
+    """Refuse to start the suite without what its extra installs, saying how to install it.
+
+    The extra's distributions are read from chat-memory's installed metadata.
+    """
+    try:
+        required = importlib.metadata.requires("chat-memory") or []
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree: nothing to read
+        return
+    missing = []
+    for requirement in required:
+        name, _, marker = requirement.partition(";")
+        if marker.replace(" ", "").replace("'", '"') != 'extra=="suite"':
+            continue
+        distribution = re.match(r"[A-Za-z0-9._-]+", name.strip())
+        assert distribution is not None, requirement
+        try:
+            importlib.metadata.version(distribution[0])
+        except importlib.metadata.PackageNotFoundError:
+            missing.append(distribution[0])
     if missing:
         raise pytest.UsageError(
             f"the chat-memory suite needs {', '.join(missing)}, which chat-memory alone does"

@@ -13,15 +13,19 @@ from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
+import fakeredis
 import pytest
 import redis
 import redis.asyncio
 
 from chat_memory import (
     AsyncMemoryService,
+    CompactResult,
     Durability,
+    ForgetResult,
     InvalidInputError,
     MemoryService,
+    Message,
     NotReplicatedError,
     WriteOutcomeUnknownError,
 )
@@ -195,3 +199,46 @@ def test_reads_of_a_users_sessions_do_not_wait_for_replicas(
             assert '"content":"hi"' in ada.export_session("paris")
         finally:
             replica.resume()
+
+
+def _unconfirmed(client: redis.Redis) -> MemoryService:
+    """A memory whose every write is unconfirmed: fakeredis has no WAIT, no replica answers."""
+    return MemoryService(client, durability=Durability(replicas=1, timeout=0.05))
+
+
+def test_a_compaction_no_replica_confirms_hands_back_its_result_after_reading_a_change_again() -> (
+    None
+):
+    client = fakeredis.FakeRedis()
+    plain = MemoryService(client)
+    plain.add_messages("ada", [Message("user", f"message {n}") for n in range(4)])
+    calls: list[int] = []
+
+    def summarize(messages: list[Message]) -> str:
+        calls.append(len(messages))
+        if len(calls) == 1:  # a message arrives while the first summary is written
+            plain.add_message("ada", "user", "one more")
+        return f"{len(messages)} messages"
+
+    with pytest.raises(NotReplicatedError) as caught:
+        _unconfirmed(client).compact("ada", summarize, keep_last=1)
+    result = caught.value.reply
+    assert isinstance(result, CompactResult), result  # not the script's 1
+    assert calls == [3, 4]  # the change was read again, not reported as a write
+    assert result.folded == 4
+    assert result.summary is not None
+    assert [m.content for m in plain.get_messages("ada")] == ["4 messages", "one more"]
+
+
+def test_an_erasure_no_replica_confirms_erases_every_batch_and_hands_back_all_it_erased() -> None:
+    client = fakeredis.FakeRedis()
+    sessions = [f"s{n}" for n in range(150)]  # two batches of at most 100
+    for session in sessions:
+        MemoryService(client).for_user("ada").add_message(session, "user", "hello")
+    with pytest.raises(NotReplicatedError) as caught:
+        _unconfirmed(client).forget_user("ada")
+    result = caught.value.reply
+    assert isinstance(result, ForgetResult), result
+    assert sorted(result.sessions) == sorted(sessions)
+    assert MemoryService(client).for_user("ada").list_sessions(limit=1000) == []
+    assert client.keys("*") == []

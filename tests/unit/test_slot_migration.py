@@ -497,3 +497,17 @@ def test_off_a_cluster_the_listing_still_drops_the_sessions_that_expired() -> No
     assert index is not None
     assert ada.list_sessions() == []
     assert client.zcard(index) == 0
+
+
+def test_a_key_read_that_fails_after_tryagain_says_the_write_may_have_happened() -> None:
+    memory = MemoryService(fakeredis.FakeRedis())
+
+    def answer(request: Any) -> Any:
+        if isinstance(request, ops.RunScript):
+            raise redis.exceptions.ClusterError("TTL exhausted.")
+        raise redis.exceptions.ConnectionError("the node went away")
+
+    with pytest.raises(WriteOutcomeUnknownError, match="may or may not have happened") as failed:
+        _drive(ops.add_messages(memory.core, "s", [Message("user", "hi", id="m-1")]), answer)
+    assert failed.value.may_have_written
+    assert [m.id for m in failed.value.messages] == ["m-1"]
