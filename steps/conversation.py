@@ -688,6 +688,16 @@ def app_takes_back(
     taken_back.append(memory.pop_message(session_id))
 
 
+@when("the app tries to take back the newest message")
+@requires("pop_message")
+def app_tries_to_take_back(memory: MemoryService, session_id: str, attempt: Attempt) -> None:
+    """The app removes the session's newest message; a failure is kept for a Then step.
+
+    When the app tries to take back the newest message
+    """
+    attempt.make(lambda: memory.pop_message(session_id))
+
+
 @then(parsers.parse('the message taken back says "{text}"'))
 @requires("pop_message")
 def message_taken_back_says(taken_back: list[Message | None], text: str) -> None:

@@ -362,11 +362,11 @@ def chain_refuses_input(turn: Turn, reason: str) -> None:
     assert reason in str(turn.error), f"the refusal says {str(turn.error)!r}"
 
 
-@then(parsers.parse('the error says why: "{reason}"'))
-def error_says_why(turn: Turn, reason: str) -> None:
-    """The failed turn's error says, in its own message, why the memory could not keep it.
+@then(parsers.parse('the answer is refused with the reason "{reason}"'))
+def answer_refused(turn: Turn, reason: str) -> None:
+    """The failed turn's error says, in its own message, why the memory could not keep the answer.
 
-    Then the error says why: "content must be text to be stored exactly, got list"
+    Then the answer is refused with the reason "content must be text to be stored exactly, got list"
     """
     assert turn.error is not None, "the turn did not fail"
     assert reason in str(turn.error), f"the error says {str(turn.error)!r}"

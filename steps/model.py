@@ -31,7 +31,7 @@ import itertools
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 import pytest
@@ -53,6 +53,8 @@ from chat_memory.testing import AsyncFakeLLM, FakeLLM, FakeLLMError, count_words
 from chat_memory_suite.apis import Services
 from chat_memory_suite.compare import expect_messages, expect_text, table
 from chat_memory_suite.tables import MESSAGE_COLUMNS, messages, reads_json, reads_table
+
+from .sessions import setting_value
 
 REQUIRES = ("chat",)
 """What every step here needs of the memory under test (see chat_memory_suite.adapter)."""
@@ -209,8 +211,7 @@ def app_sets_up_chat(
 
     When the app sets up the chat with max_prompt_tokens = 0
     """
-    chosen = ChatSettings()
-    setattr(chosen, setting, json.loads(value))
+    chosen = replace(ChatSettings(), **{setting: setting_value(value)})  # a misspelt one: TypeError
     try:
         _chat_over(services, memory, model, chosen)
     except InvalidInputError as exc:

@@ -222,7 +222,7 @@ def sessions_expire_in_real_time(memory_settings: MemorySettings, milliseconds: 
     memory_settings.change(ttl=timedelta(milliseconds=milliseconds))
 
 
-def _setting(value: str) -> Any:
+def setting_value(value: str) -> Any:
     """A setting's value as JSON (``NaN`` and ``Infinity`` included), e.g. ``1800`` or ``"x"``."""
     return json.loads(value)
 
@@ -234,7 +234,7 @@ def memory_set_up_with(memory_settings: MemorySettings, setting: str, value: str
 
     Given the memory is set up with ttl = 1800
     """
-    memory_settings.change(**{setting: _setting(value)})
+    memory_settings.change(**{setting: setting_value(value)})
 
 
 @pytest.fixture
@@ -257,7 +257,7 @@ def app_sets_up_memory(
     When the app sets up the memory with max_history = 0
     """
     try:
-        services.memory(**({"namespace": namespace} | {setting: _setting(value)}))
+        services.memory(**({"namespace": namespace} | {setting: setting_value(value)}))
     except InvalidInputError as exc:
         setup_error.append(exc)
 
@@ -281,7 +281,7 @@ def app_sets_up_durability(
     When the app sets up the memory to wait for replicas with replicas = 0
     """
     try:
-        durability = Durability(**{setting: _setting(value)})
+        durability = Durability(**{setting: setting_value(value)})
     except InvalidInputError as exc:
         setup_error.append(exc)
         return
@@ -296,11 +296,11 @@ def app_sets_up_durability(
 @then(parsers.parse('the setup is refused with the reason "{reason}"'))
 @requires("client_settings")
 def setup_refused(setup_error: list[InvalidInputError], reason: str) -> None:
-    """Building the memory failed at once, with a typed error saying this.
+    """Building the memory (or the chat over it) failed at once, with a typed error saying this.
 
     Then the setup is refused with the reason "max_history must be a whole number from 1 to 9223372036854775807, not 0"
     """
-    assert setup_error, "the memory was set up without complaint"
+    assert setup_error, "it was set up without complaint"
     assert reason in str(setup_error[0]), f"the error was: {setup_error[0]}"
 
 

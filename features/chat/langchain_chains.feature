@@ -147,7 +147,7 @@ Feature: Turns through a LangChain chain
         | plain | .                     |
       When the user asks the chain "My name is Ada."
       Then the error hands back the answer "Nice to meet you, Ada." with the question alone
-      And the error says why: "content must be text to be stored exactly, got list"
+      And the answer is refused with the reason "content must be text to be stored exactly, got list"
       And the context is empty
 
     Scenario: An answer that is neither text nor messages is handed back, and the question is not stored
@@ -156,5 +156,5 @@ Feature: Turns through a LangChain chain
       And the model will reply "{"name": "Zoë"}"
       When the user asks the chain "What is my name?"
       Then the error hands back the answer "{"name": "Zoë"}" with the question alone
-      And the error says why: "the chain's output must be text, a message or a list of messages, not dict"
+      And the answer is refused with the reason "the chain's output must be text, a message or a list of messages, not dict"
       And the context is empty

@@ -72,14 +72,13 @@ Feature: Prompt size
         | assistant | Hello Ada.         |
         | user      | Where should I go? |
 
-  Rule: A wrong chat setting is refused when the chat is built, naming it
+  Rule: A budget that is not a whole number of tokens is refused when the chat is built
 
-    Scenario Outline: A chat with <setting> = <value> is refused
-      When the app sets up the chat with <setting> = <value>
-      Then the setup is refused with the reason "<reason>"
+    Scenario Outline: A prompt budget of <value> tokens is refused
+      When the app sets up the chat with max_prompt_tokens = <value>
+      Then the setup is refused with the reason "max_prompt_tokens must be a whole number >= 1, not <value>"
 
       Examples:
-        | setting           | value | reason                                                 |
-        | max_prompt_tokens | 0     | max_prompt_tokens must be a whole number >= 1, not 0   |
-        | max_prompt_tokens | 2.5   | max_prompt_tokens must be a whole number >= 1, not 2.5 |
-        | system_prompt     | 42    | system_prompt must be a string or None                 |
+        | value |
+        | 0     |
+        | 2.5   |

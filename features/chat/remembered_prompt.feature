@@ -46,6 +46,10 @@ Feature: The model sees the remembered session
         | assistant | Where would you like to go?     |
         | user      | Somewhere warm, please.         |
 
+    Scenario: A system prompt that is not text is refused when the chat is built
+      When the app sets up the chat with system_prompt = 42
+      Then the setup is refused with the reason "system_prompt must be a string or None"
+
   Rule: A prompt carries only its own session, and only while it is remembered
 
     Scenario Outline: The prompt for <asker> never carries what <other> said

@@ -14,5 +14,5 @@ Feature: Waiting for replicas
     Given the user said "hello"
     And the app was redeployed with every write waiting for 1 replica to confirm it within 200 milliseconds
     When the app tries to take back the newest message
-    Then the removal is reported as confirmed by no replica, handing back the message "hello"
+    Then the message taken back is reported as removed but confirmed by no replica, and handed back saying "hello"
     And the context is empty

@@ -206,8 +206,7 @@ Feature: A user's sessions, listed
         | limit   | 1001  | limit must be a whole number from 1 to 1000, not 1001 |
         | offset  | -1    | offset must be a whole number >= 0, not -1            |
 
-    Scenario: Sessions are listed for one user only
-      Given user "ada" said "hello" in session "paris"
+    Scenario: A listing that names no user is refused
       When the app tries to list sessions without naming a user
       Then the listing is refused with the reason "list_sessions needs a user's memory: memory.for_user(user_id)"
 
