@@ -266,10 +266,11 @@ class NotReplicatedError(WriteOutcomeUnknownError):
     the session's expiry again, so that the wait covers the stored messages).
     ``reply`` is what the call would have returned for ``pop_message`` (the
     :class:`~chat_memory.Message` it removed), ``compact`` (its
-    :class:`~chat_memory.CompactResult`) and ``forget_user`` (its
-    :class:`~chat_memory.ForgetResult`, every session erased: the erasure goes on
-    after a batch the replicas did not confirm), and what Redis answered for
-    another write (clear, metadata).
+    :class:`~chat_memory.CompactResult`), ``forget_user`` and ``import_session``
+    (their :class:`~chat_memory.ForgetResult` and
+    :class:`~chat_memory.ImportResult`: they go on with their other batches after
+    one the replicas did not confirm), and what Redis answered for another write
+    (clear, metadata).
     """
 
     def __init__(
