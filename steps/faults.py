@@ -32,6 +32,7 @@ be configured (see the README).
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -44,6 +45,7 @@ from pytest_bdd import given, parsers, then, when
 from chat_memory import (
     MemoryService,
     Message,
+    PartialWriteError,
     PermissionDeniedError,
     Role,
     ScriptingUnavailableError,
@@ -366,6 +368,42 @@ def refused_by_server(memory: MemoryService, attempt: Attempt, reason: str) -> N
         assert reason in str(error)
 
 
+@then(
+    parsers.re(
+        r'the message is stored, and the app is told that Redis then refused "(?P<command>[^"]+)"'
+        r" and that sending it again (?P<safety>is safe|would store it twice)"
+    )
+)
+def told_refused_after_storing(
+    memory: MemoryService, attempt: Attempt, session_id: str, command: str, safety: str
+) -> None:
+    """The message is in the session, and the error names what Redis refused after it.
+
+    A safe resend is made, and must store nothing more. A store not ours fails with its
+    own error; that the message is stored all the same is what this step checks of it.
+
+    Then the message is stored, and the app is told that Redis then refused "pexpire" and that sending it again is safe
+    """
+    error = attempt.failure(memory, PartialWriteError)
+    stored = memory.get_messages(session_id)
+    assert stored, "the session holds nothing"
+    if not isinstance(error, PartialWriteError):
+        return
+    assert error.may_have_written, str(error)
+    assert error.command == command, f"refused {error.command!r}, not {command!r}: {error}"
+    assert f"refused '{command}'" in str(error), str(error)
+    assert [m.id for m in error.messages] == [stored[-1].id], (
+        "the stored message is not the one sent"
+    )
+    assert error.retry_is_safe == (safety == "is safe"), str(error)
+    if error.retry_is_safe:
+        resent = memory.add_messages(session_id, error.messages)
+        assert resent.already_stored == error.messages, f"stored again: {resent}"
+        assert memory.get_messages(session_id) == stored, "the resend changed the session"
+    else:
+        assert "would store it twice" in str(error), str(error)
+
+
 def _acl_user(server: ThrowawayServer, namespace: str, without: str | None) -> ClientRecipe:
     admin = server.admin()
     admin.execute_command(*readme_user(namespace, without))
@@ -384,6 +422,22 @@ def memory_as_least_privileged_user(fault_server: ThrowawayServer, namespace: st
     Given the memory runs as a Redis user allowed only what the README lists
     """
     return _acl_user(fault_server, namespace, without=None)
+
+
+@given(
+    parsers.re(
+        r'the operator has since revoked (?P<commands>"[^"]+"(?: and "[^"]+")*) from the memory\'s Redis user'
+    )
+)
+@requires("server_faults")
+def permissions_revoked(fault_server: ThrowawayServer, commands: str) -> None:
+    """The operator takes commands away from the memory's user while the memory runs.
+
+    Given the operator has since revoked "hset" from the memory's Redis user
+    """
+    revoked = [f"-{command}" for command in re.findall(r'"([^"]+)"', commands)]
+    with fault_server.admin() as admin:
+        admin.execute_command("ACL", "SETUSER", "chat-memory", *revoked)
 
 
 @given(

@@ -122,6 +122,42 @@ Feature: Least privilege
       Then the message is refused by the server with the reason "'persist'"
       And the context contains 2 messages
 
+  Rule: A permission revoked while the memory runs is found by the write it refuses
+
+    # The memory asks every permission on its first append, then appends one message
+    # without asking: Redis itself refuses a write whose permission was revoked since.
+    @permission_precheck
+    Scenario: A user whose "hset" was revoked is refused, and nothing is written
+      Given the memory runs as a Redis user allowed only what the README lists
+      And sessions expire after 30 minutes of inactivity
+      And the user said "hello"
+      And the operator has since revoked "hset" from the memory's Redis user
+      When the user tries to say "are you there?"
+      Then the message is refused by the server with the reason "'hset'"
+      And the context contains 1 message
+
+    Scenario Outline: A user whose "<command>" was revoked is told the message was stored, and what was refused after it
+      Given the memory runs as a Redis user allowed only what the README lists
+      And sessions expire after 30 minutes of inactivity
+      And the history limit is 20 messages
+      And the user and the assistant exchanged 20 messages
+      And the operator has since revoked "<command>" from the memory's Redis user
+      When the user tries to say "are you there?"
+      Then the message is stored, and the app is told that Redis then refused "<command>" and that sending it again is safe
+
+      Examples:
+        | command |
+        | lpop    |
+        | hdel    |
+        | pexpire |
+
+    Scenario: A user whose "hset" and "rpop" were revoked is told the message was stored but not its id
+      Given the memory runs as a Redis user allowed only what the README lists
+      And the user said "hello"
+      And the operator has since revoked "hset" and "rpop" from the memory's Redis user
+      When the user tries to say "are you there?"
+      Then the message is stored, and the app is told that Redis then refused "hset" and that sending it again would store it twice
+
   Rule: A server that cannot check permissions in advance reports a refusal inside the script as possibly written
 
     @no_permission_precheck

@@ -99,6 +99,10 @@ class AppendCall:
     encoded: list[Encoded]
     roles: str = ""
     """One letter a key, as the script takes them in ``ARGV[6]`` (see append.lua)."""
+    checked: bool = False
+    """Whether an earlier append of the service stored messages through the script's
+    general way, which asks about every write's permission in advance: only then is the
+    short form sent, whose short way asks none (see append.lua)."""
 
     def declaring(self, present: Iterable[str], *, without_index: bool = False) -> AppendCall:
         """Return this call declaring only the history and the keys in ``present``.
@@ -120,7 +124,7 @@ class AppendCall:
         ]
         roles = "".join(r for _, r in pairs)
         args = [*self.args[:_ROLES_ARG], roles.encode(), *self.args[_ROLES_ARG + 1 :]]
-        return AppendCall(tuple(k for k, _ in pairs), args, self.encoded, roles)
+        return AppendCall(tuple(k for k, _ in pairs), args, self.encoded, roles, self.checked)
 
     @property
     def sent(self) -> list[bytes]:
@@ -128,9 +132,10 @@ class AppendCall:
 
         The usual call (``roles`` ``hsm``, one message) leaves out the arguments only a
         user's session or a longer retry window reads (see append.lua): each one
-        costs the server time before the script starts.
+        costs the server time before the script starts. A service's first append is
+        sent in the long form all the same (see ``checked``).
         """
-        if self.roles == "hsm" and len(self.encoded) == 1:
+        if self.checked and self.roles == "hsm" and len(self.encoded) == 1:
             return [*self.args[:2], *self.args[_ROLES_ARG + 1 :]]
         return self.args
 
@@ -172,6 +177,10 @@ class MemoryCore:
         self.on_cluster = on_cluster
         """Whether the client is a Redis Cluster's: a user's listing and erasure then ask
         whether the user's slot is being resharded."""
+        self.checked = False
+        """Whether an append has stored messages through the script's general way, which
+        asks in advance whether each write is permitted (Redis 7 and newer): the later
+        appends take the short way, which does not (see :attr:`AppendCall.checked`)."""
         self._fixed_args = [
             str(self.max_history).encode(),
             str(self.ttl_ms or 0).encode(),
@@ -253,11 +262,13 @@ class MemoryCore:
                     item.message.role, len(item.entry), self.max_message_bytes
                 )
             args += [str(item.message.id).encode("utf-8"), item.fingerprint, item.entry]
-        return AppendCall(keys, args, encoded, roles)
+        return AppendCall(keys, args, encoded, roles, self.checked)
 
     def finish_append(self, call: AppendCall, reply: Sequence[Any]) -> AppendResult:
         """Read the script's reply: what was appended, and the stored version of the rest."""
         stored_before = [outcome != 1 for outcome in reply]
+        if not all(stored_before):  # a write, so the script's general way asked (see above)
+            self.checked = True
         messages = [
             _as_stored(item.message, outcome) if before else item.message
             for item, outcome, before in zip(call.encoded, reply, stored_before, strict=True)

@@ -43,6 +43,7 @@ from ._message import Message
 from .exceptions import (
     ChatMemoryError,
     MessageIdConflictError,
+    PartialWriteError,
     PermissionDeniedError,
     ScriptingUnavailableError,
     StorageError,
@@ -174,6 +175,8 @@ def script_error(
             " for expired), and the Redis user may not run it (see the README's ACL SETUSER"
             " line); nothing was read or written"
         )
+    if code == "PARTIAL":
+        return PartialWriteError(arg, messages)
     if code == "MOVING":
         return StorageUnavailableError(
             "the session's cluster slot is being migrated and its keys are split between two"

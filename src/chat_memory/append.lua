@@ -25,29 +25,40 @@
 -- or before the hash could be declared) lacks it: its entries are read once, their
 -- ids added to the hash (fingerprint '': unknown), and the field set.
 --
--- Every refusal comes before the first write, so an error reply means nothing was
--- written: CHATMEM_WRONGTYPE <key number> <type>, CHATMEM_NOPERM <command>,
--- CHATMEM_CONFLICT <message number> (an id already stored with another digest),
--- CHATMEM_MOVING (a session with history whose hash, or whose ids list holding a
--- longer retry window, could not be declared). A key
--- of another type is refused by the read each key gets first, or by the first write;
--- on Redis 7 the permission of each write after the first is asked before the first
--- (whose own refusal writes nothing).
+-- Every refusal of the general way comes before its first write, so an error reply
+-- means nothing was written: CHATMEM_WRONGTYPE <key number> <type>, CHATMEM_NOPERM
+-- <command>, CHATMEM_CONFLICT <message number> (an id already stored with another
+-- digest), CHATMEM_MOVING (a session with history whose hash, or whose ids list holding
+-- a longer retry window, could not be declared). A key of another type is refused by
+-- the read each key gets first, or by the first write; on Redis 7 the permission of
+-- each write after the first is asked before the first (whose own refusal writes
+-- nothing). The one reply that follows a write is the short way's CHATMEM_PARTIAL
+-- <command> (below).
 -- Returns one element per message: 1 if appended, else the stored fingerprint of
 -- its id ('' when only the id is known).
 --
 -- Most calls append one message to a plain session whose hash is complete. They take
--- the short way at the top: one HMGET, RPUSH, LPOP when over the limit, HSET, HDEL of
+-- the short way at the top: one HMGET, RPUSH, HSET, LPOP when over the limit, HDEL of
 -- the dropped ids, the three TTLs, and nothing else. What a script costs the server
--- is mostly its Lua: the short way runs before the general way's functions are even
--- defined, which took about a fifth off the usual append.
+-- is mostly its Lua and its calls: the short way runs before the general way's
+-- functions are even defined, which took about a fifth off the usual append, and asks
+-- no permission in advance, which took a tenth more.
 -- docs/benchmarks.md measures it against the minimal script and its bare commands.
 
 -- The short way: the short form's message, for a session whose hash holds the id of
--- every entry of its history. It builds no table and no function. It writes only once
--- nothing after its first write can be refused: anything else (a key of another type, a missing permission,
--- a hash without the field '', a history the push is refused on) goes on to the
--- general way, which reads again and refuses; nothing was written before that.
+-- every entry of its history. It builds no table and no function. A key of another
+-- type, or a hash without the field '', goes on to the general way, which reads again
+-- and refuses; nothing was written before that.
+-- It asks no permission in advance: the service sends its first append in the long
+-- form, to the general way, which asks about every write (Redis 7). A permission
+-- revoked since is found by the write it refuses:
+-- - the push refused: nothing was written, and the general way refuses the call;
+-- - the id's HSET refused: the push is undone (RPOP) and the general way refuses, so
+--   nothing was written; if the undo is refused too, CHATMEM_PARTIAL hset: the message
+--   is stored, its id is not (sent again, it would be stored twice);
+-- - a later write refused (the trim, the forgetting of dropped ids, a TTL): the message
+--   is stored and its id remembered, so sending it again is safe; the other writes
+--   still run, and CHATMEM_PARTIAL <command> names the first one refused.
 if #ARGV == 5 then
   local H, S, M, ttl = KEYS[1], KEYS[2], KEYS[3], ARGV[2]
   local found = redis.pcall('HMGET', S, '', ARGV[3])
@@ -59,31 +70,22 @@ if #ARGV == 5 then
       end
       return {stored}
     end
-    -- Redis 7 tells in advance whether this user may run each write after the push
-    -- (no table built).
-    local allowed, permitted = redis.acl_check_cmd, true
-    if allowed then
-      if ttl == '0' then
-        permitted = allowed('PERSIST', H) and allowed('PERSIST', S) and allowed('PERSIST', M)
-      else
-        permitted = allowed('PEXPIRE', H, ttl) and allowed('PEXPIRE', S, ttl)
-          and allowed('PEXPIRE', M, ttl)
-      end
-      -- Not the push's: refused, it writes nothing and the general way says so.
-      permitted = permitted and allowed('LPOP', H, '1')
-        and allowed('HSET', S, 'id', 'fp') and allowed('HDEL', S, 'id')
-    end
-    if permitted then
-      local length = redis.pcall('RPUSH', H, ARGV[5])
-      if type(length) == 'number' then
-        local excess, dropped = length - tonumber(ARGV[1]), nil
+    local length = redis.pcall('RPUSH', H, ARGV[5])
+    if type(length) == 'number' then
+      local reply = redis.pcall('HSET', S, ARGV[3], ARGV[4])
+      if type(reply) == 'number' then
+        local excess, dropped, refused = length - tonumber(ARGV[1]), nil, nil
         -- One over the limit, the usual case: LPOP without a count is the cheaper call.
         if excess == 1 then
-          dropped = {redis.call('LPOP', H)}
+          reply = redis.pcall('LPOP', H)
+          dropped = {reply}
         elseif excess > 0 then
-          dropped = redis.call('LPOP', H, excess)
+          reply = redis.pcall('LPOP', H, excess)
+          dropped = reply
         end
-        redis.call('HSET', S, ARGV[3], ARGV[4])
+        if type(reply) == 'table' and reply.err then
+          dropped, refused = nil, 'lpop'
+        end
         if dropped then
           for n = 1, #dropped do
             local entry = dropped[n]
@@ -94,15 +96,26 @@ if #ARGV == 5 then
                 id = decoded.id
               end
             end
-            if id and id ~= '' then redis.call('HDEL', S, id) end
+            if id and id ~= '' and type(redis.pcall('HDEL', S, id)) ~= 'number' then
+              refused = refused or 'hdel'
+            end
           end
         end
+        local h, s, m
         if ttl == '0' then
-          redis.call('PERSIST', H) redis.call('PERSIST', S) redis.call('PERSIST', M)
+          h, s, m = redis.pcall('PERSIST', H), redis.pcall('PERSIST', S), redis.pcall('PERSIST', M)
         else
-          redis.call('PEXPIRE', H, ttl) redis.call('PEXPIRE', S, ttl) redis.call('PEXPIRE', M, ttl)
+          h, s, m = redis.pcall('PEXPIRE', H, ttl), redis.pcall('PEXPIRE', S, ttl),
+            redis.pcall('PEXPIRE', M, ttl)
         end
+        if type(h) ~= 'number' or type(s) ~= 'number' or type(m) ~= 'number' then
+          refused = refused or (ttl == '0' and 'persist' or 'pexpire')
+        end
+        if refused then return redis.error_reply('CHATMEM_PARTIAL ' .. refused) end
         return {1}
+      end
+      if type(redis.pcall('RPOP', H)) == 'table' then
+        return redis.error_reply('CHATMEM_PARTIAL hset')
       end
     end
   end

@@ -21,7 +21,9 @@ Every error the library raises on purpose derives from :class:`ChatMemoryError`:
         │   ├── PermissionDeniedError          the Redis user may not run a command or touch a key
         │   ├── ScriptingUnavailableError      the server (or a proxy) cannot run Lua scripts
         │   └── WrongKeyTypeError              a session key holds another type of value
-        └── WriteOutcomeUnknownError           the write may or may not have happened
+        ├── WriteOutcomeUnknownError           the write may or may not have happened
+        │   └── NotReplicatedError             stored on the primary, too few replicas confirmed
+        └── PartialWriteError                  stored, but Redis refused a later part of the write
 
 Every exception redis-py raises (cluster ones included) and every encoding
 error is wrapped: a :class:`ChatMemoryError` whose ``__cause__`` is the
@@ -48,6 +50,7 @@ __all__ = [
     "MessageIdConflictError",
     "MessageTooLargeError",
     "NotReplicatedError",
+    "PartialWriteError",
     "PermissionDeniedError",
     "PromptTooLargeError",
     "ReplyNotStoredError",
@@ -250,6 +253,47 @@ class WriteOutcomeUnknownError(StorageError):
     def __init__(self, description: str, messages: Sequence[Message] = ()) -> None:
         """Describe the failed write and keep its messages for a retry."""
         super().__init__(description)
+        self.messages: list[Message] = list(messages)
+
+
+class PartialWriteError(StorageError):
+    """The messages were stored, but Redis refused a write the append makes after them.
+
+    A service checks every permission of an append before its first write (Redis 7
+    and newer), then takes a shorter way that asks none in advance. A permission
+    revoked from the Redis user since then is found by the write it refuses: a
+    refused push or id is undone and reported as :class:`PermissionDeniedError`
+    (nothing was written); a refusal after them cannot be undone and is this error.
+    ``command`` is the first command refused: ``lpop`` (the history is over its
+    limit), ``hdel`` (ids of messages the limit dropped are still remembered),
+    ``pexpire`` or ``persist`` (a key's expiry was not set). ``messages`` are
+    stored, and sending them again is safe (``retry_is_safe``), except when the
+    id itself could not be remembered (``hset``, whose undo was refused too).
+    """
+
+    may_have_written = True
+
+    def __init__(self, command: str, messages: Sequence[Message] = ()) -> None:
+        """Name the refused command and keep the messages, which are stored."""
+        self.command = command
+        self.retry_is_safe = command != "hset"
+        outcome = {
+            "hset": "the message is stored but its id is not remembered (undoing the push was"
+            " refused too): sending it again would store it twice",
+            "lpop": "the message is stored and its id remembered, so sending it again is safe,"
+            " but the history is over its limit until an append may trim it",
+            "hdel": "the message is stored and its id remembered, so sending it again is safe,"
+            " but the ids of messages the history limit dropped are still remembered",
+        }.get(
+            command,
+            "the message is stored and its id remembered, so sending it again is safe, but the"
+            " session's expiry was not refreshed",
+        )
+        super().__init__(
+            f"Redis refused '{command}' after the append had written (a permission revoked"
+            " from the Redis user since the memory checked them; see the README's ACL"
+            f" SETUSER line): {outcome}"
+        )
         self.messages: list[Message] = list(messages)
 
 

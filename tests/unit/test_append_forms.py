@@ -6,6 +6,7 @@ state a session can be in, both must answer the same and leave the same keys beh
 """
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import fakeredis
@@ -94,7 +95,7 @@ def _run(ttl: int | None, state: str, long_form: bool) -> tuple[Any, dict[bytes 
     memory = MemoryService(client, max_history=3, idempotency_window=3, ttl=ttl, clock=_clock)
     STATES[state](client, memory)
     call = memory.core.plan_append("s", [Message("user", "hello", id="m-new", created_at=2.0)])
-    args = call.args if long_form else call.sent
+    args = call.args if long_form else replace(call, checked=True).sent
     try:
         reply: Any = client.eval(APPEND_LUA, len(call.keys), *call.keys, *args)
     except redis.ResponseError as refusal:  # the refusal itself is compared
@@ -115,6 +116,7 @@ def _run(ttl: int | None, state: str, long_form: bool) -> tuple[Any, dict[bytes 
 
 def test_the_usual_call_is_sent_in_the_short_form_and_others_in_the_long_one() -> None:
     memory = MemoryService(fakeredis.FakeRedis(), max_history=3, idempotency_window=3)
+    memory.add_message("s", "user", "the first append asks every permission")
     one = memory.core.plan_append("s", [Message("user", "hi")])
     assert len(one.sent) == 5
     assert one.sent == [one.args[0], one.args[1], *one.args[6:]]
@@ -134,3 +136,24 @@ def test_the_short_form_answers_and_stores_what_the_long_form_does(
     short = _run(ttl, state, long_form=False)
     long = _run(ttl, state, long_form=True)
     assert short == long
+
+
+def test_the_first_append_that_writes_takes_the_general_way_which_asks_every_permission() -> None:
+    # The short way asks no permission in advance (append.lua): a service sends the long
+    # form until an append has written through the general way, which asks them all.
+    memory = MemoryService(fakeredis.FakeRedis(), max_history=3, idempotency_window=3)
+    first = memory.core.plan_append("s", [Message("user", "hi", id="m-1")])
+    assert first.sent == first.args
+    memory.add_message("s", "user", "hi", message_id="m-1")
+    memory.add_message("s", "user", "hi", message_id="m-1")  # a retry: it wrote nothing
+    assert len(memory.core.plan_append("s", [Message("user", "hi")]).sent) == 5
+
+
+def test_a_retry_that_writes_nothing_does_not_count_as_the_check() -> None:
+    client = fakeredis.FakeRedis()
+    MemoryService(client, max_history=3, idempotency_window=3).add_message(
+        "s", "user", "hi", message_id="m-1"
+    )
+    memory = MemoryService(client, max_history=3, idempotency_window=3)
+    memory.add_message("s", "user", "hi", message_id="m-1")
+    assert memory.core.plan_append("s", [Message("user", "hi")]).sent[5] == b"hsm"

@@ -12,9 +12,11 @@ from chat_memory import (
     MemoryService,
     Message,
     NotReplicatedError,
+    PartialWriteError,
     StorageUnavailableError,
     WriteOutcomeUnknownError,
 )
+from chat_memory._errors import script_error
 
 
 class _Refusing(fakeredis.FakeRedis):
@@ -87,3 +89,39 @@ def test_an_import_no_replica_confirms_stores_every_batch_and_hands_back_its_res
     assert len(failed.value.reply.imported) == 30
     stored = MemoryService(client).get_messages("t")
     assert [m.content for m in stored] == [f"m{n}" for n in range(10, 30)]
+
+
+@pytest.mark.parametrize(
+    ("command", "consequence"),
+    [
+        ("lpop", "over its limit"),
+        ("hdel", "still remembered"),
+        ("pexpire", "expiry was not refreshed"),
+        ("persist", "expiry was not refreshed"),
+    ],
+)
+def test_a_refusal_after_the_short_way_stored_the_message_says_it_is_stored(
+    command: str, consequence: str
+) -> None:
+    # What append.lua's short way answers when a permission revoked since the service's
+    # first append refuses a write after the push and the id (the scenarios run it on a
+    # real server; fakeredis scripts know no ACL).
+    message = Message("user", "hi", id="m-1", created_at=1.0)
+    refusal = redis.exceptions.ResponseError(f"CHATMEM_PARTIAL {command}")
+    error = script_error(refusal, keys=["h", "s", "m"], messages=[message])
+    assert isinstance(error, PartialWriteError)
+    assert (error.command, error.messages, error.may_have_written) == (command, [message], True)
+    assert error.retry_is_safe
+    assert f"refused '{command}'" in str(error)
+    assert "stored and its id remembered, so sending it again is safe" in str(error)
+    assert consequence in str(error)
+
+
+def test_a_message_stored_without_its_id_says_a_resend_would_store_it_twice() -> None:
+    message = Message("user", "hi", id="m-1", created_at=1.0)
+    refusal = redis.exceptions.ResponseError("CHATMEM_PARTIAL hset")
+    error = script_error(refusal, keys=["h", "s", "m"], messages=[message])
+    assert isinstance(error, PartialWriteError)
+    assert not error.retry_is_safe
+    assert "its id is not remembered" in str(error)
+    assert "would store it twice" in str(error)
