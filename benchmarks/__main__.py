@@ -268,8 +268,10 @@ def _server_cost(client: redis.Redis) -> str:
         " their own names. The round"
         " trip costs every implementation the same; this is the part that differs. Entering"
         f" a script is not the cost: `return 1` as a script takes {entering:.1f} µs here."
-        " The rest is the script's work, about 8 commands and the permission pre-check"
-        " (`redis.acl_check_cmd`) that refuses a forbidden write before anything is written.\n\n"
+        " The rest is the script's work: about 8 commands, and Lua that reads their replies."
+        " (A service's first append also asks `redis.acl_check_cmd` about each write, so"
+        " that a forbidden one is refused before anything is written; the later ones do not.)"
+        "\n\n"
         + _table(
             ["command", "calls", "µs per call"],
             [[name, f"{calls:,}", f"{usec:.1f}"] for name, calls, usec in rows[:12]],
@@ -317,8 +319,9 @@ def _targets(
         " alone\" is a script that makes only the commands of chat-memory's usual append"
         " (read the id, push, pop the oldest, remember the id, forget the dropped one, three"
         f" TTLs), without any check or logic, and it costs {floor:.2f}x in this run;"
-        f" chat-memory adds {ours / floor - 1:.0%} to it (its permission pre-check and its"
-        f" Lua), so it lands {'above' if ours > 2 else 'at or below'} 2x."
+        f" chat-memory adds {ours / floor - 1:.0%} to it (its Lua, which reads each reply"
+        f" so that a write refused halfway is undone or reported), so it lands"
+        f" {'above' if ours > 2 else 'at or below'} 2x."
         " Each command a script calls costs the server about a"
         " microsecond, most of it outside the command itself, and each argument a tenth of"
         " one before the script starts."

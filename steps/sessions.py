@@ -311,3 +311,17 @@ def setup_accepted(setup_error: list[InvalidInputError]) -> None:
     Then the memory is set up
     """
     assert not setup_error, f"the setup was refused: {setup_error[0]}"
+
+
+@given("the app has since served other sessions")
+def served_other_sessions(memory: MemoryService) -> None:
+    """The app's memory has stored messages in two other sessions: it has been running.
+
+    A memory asks Redis about every permission on its first append that stores something,
+    then appends one message the short way (see append.lua): the scenario's next message
+    takes that way, as in an app that has been up for a while.
+
+    Given the app has since served other sessions
+    """
+    for other in ("someone else's session", "another session"):
+        memory.add_message(other, "user", "hello")

@@ -50,6 +50,15 @@ Feature: History limit
       When the assistant replies "message 22"
       Then the context is messages 3 to 22 of the exchange
 
+    Scenario: The next message trims a session several messages over the limit, in an app serving other sessions
+      Given the history limit is 22 messages
+      And a new session "alice"
+      And the user and the assistant exchanged 22 messages
+      And the app was redeployed with a history limit of 20 messages
+      And the app has since served other sessions
+      When the user says "message 23"
+      Then the context is messages 4 to 23 of the exchange
+
   Rule: Rapid writes keep the newest messages, in order, roles intact
 
     Scenario: Fifty rapid writes keep exactly the last ten

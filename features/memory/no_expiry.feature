@@ -32,6 +32,15 @@ Feature: Sessions without expiry
       When 31 minutes pass
       Then the context contains 2 messages
 
+    Scenario: A session stored with an expiry time keeps none once an app serving other sessions takes its next message
+      Given sessions expire after 30 minutes of inactivity
+      And a new session "alice"
+      And the user said "Remember me."
+      And the app was redeployed with sessions that never expire
+      And the app has since served other sessions
+      When the user says "I am still here."
+      Then the session's keys never expire
+
     Scenario: Messages stored in one write once expiry is turned off are kept too
       Given sessions expire after 30 minutes of inactivity
       And a new session "alice"

@@ -44,6 +44,15 @@ Feature: Upgrading without losing or repeating a message
         | role | content               |
         | user | Book a table for two. |
 
+    Scenario: A message 0.1 stored is not stored again when retried to an app serving other sessions
+      Given a new session "alice"
+      And version 0.1 stored message "m-1" saying "Book a table for two."
+      And the app has since served other sessions
+      When message "m-1" is sent again
+      Then the context is:
+        | role | content               |
+        | user | Book a table for two. |
+
   Rule: While both versions write one session, nothing is lost and nothing is stored twice
 
     Scenario: Each version's retry of the other's message stores nothing again

@@ -2,9 +2,10 @@
 
 ``ACL SETUSER <user> on ><password> `` followed by :func:`acl_rules` gives a
 user that can do everything the memory does, and nothing else: no other key,
-no other command. The append script checks each command it will run before
-its first write, so a user missing one gets :class:`PermissionDeniedError`
-with nothing written.
+no other command. A service's first append checks each command the script will
+run before its first write, so a user missing one gets
+:class:`PermissionDeniedError` with nothing written; a command revoked later is
+found by the write it refuses (see :class:`PartialWriteError`).
 """
 
 from __future__ import annotations

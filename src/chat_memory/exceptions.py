@@ -208,8 +208,10 @@ class StorageUnavailableError(StorageError):
 class PermissionDeniedError(StorageUnavailableError):
     """The Redis user may not run a command the memory needs, or touch one of its keys.
 
-    Nothing was written: the append script checks every command it will run
-    before its first write (``ACL SETUSER`` in the README lists them all).
+    Nothing was written: a service's first append checks every command the
+    script will run before its first write, and a later one undoes its push when
+    the message's id cannot be remembered (``ACL SETUSER`` in the README lists
+    every command). A refusal after both is a :class:`PartialWriteError`.
     """
 
 
