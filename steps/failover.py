@@ -63,7 +63,7 @@ from chat_memory_suite.backends import ClientRecipe
 from chat_memory_suite.servers import HOST, ReplicatedCluster, SentinelGroup
 
 from .conversation import Attempt
-from .sessions import MemorySettings
+from .sessions import MemorySettings, redeployed
 
 FAILOVER_SECONDS = 30.0
 """The longest a promotion may take before the scenario fails (loopback takes 2 to 4 s)."""
@@ -275,8 +275,7 @@ def redeployed_waiting_for_replicas(
     """
     _without_replicas(request)
     durability = Durability(replicas=replicas, timeout=ms / 1000)
-    settings = memory_settings.service_settings() | {"durability": durability}
-    return services.memory(namespace=namespace, **settings)
+    return redeployed(memory_settings, services, namespace, durability=durability)
 
 
 def _without_replicas(request: pytest.FixtureRequest) -> None:

@@ -142,8 +142,7 @@ def redeployed_without_expiry(
 
     Given the app was redeployed with sessions that never expire
     """
-    settings = memory_settings.service_settings() | {"ttl": None}
-    return services.memory(namespace=namespace, **settings)
+    return redeployed(memory_settings, services, namespace, ttl=None)
 
 
 @given(
@@ -159,8 +158,14 @@ def redeployed_with_history_limit(
 
     Given the app was redeployed with a history limit of 20 messages
     """
-    settings = memory_settings.service_settings() | {"max_history": limit}
-    return services.memory(namespace=namespace, **settings)
+    return redeployed(memory_settings, services, namespace, max_history=limit)
+
+
+def redeployed(
+    memory_settings: MemorySettings, services: Services, namespace: str, **changed: Any
+) -> MemoryService:
+    """The memory of the app started again with ``changed`` settings, over the same store."""
+    return services.memory(namespace=namespace, **(memory_settings.service_settings() | changed))
 
 
 @given("the memory's client decodes responses as text")
