@@ -42,6 +42,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -279,13 +280,27 @@ def redeployed_waiting_for_replicas(
 
 
 def _without_replicas(request: pytest.FixtureRequest) -> None:
-    """Skip the scenario where this run's server may have replicas, which would confirm writes."""
+    """Skip the scenario where this run's server may have replicas, which would confirm writes.
+
+    A cluster without replicas (a scenario's own) is kept, for the sync API: redis-py's
+    asyncio cluster client cannot take the durability setting.
+    """
     kind = request.getfixturevalue("client_recipe").kind
     client = request.getfixturevalue("redis_client")
+    if kind == "cluster":
+        if request.getfixturevalue("services").api == "async":
+            pytest.skip("redis-py's asyncio cluster client cannot take the durability setting")
+        if not any("slave" in str(node.get("flags", "")) for node in _nodes(client)):
+            return
     if kind in ("sentinel", "cluster") or (
         kind == "redis" and client.info("replication").get("connected_slaves", 0)
     ):
         pytest.skip(f"this run's {kind} may have replicas, which would confirm the write")
+
+
+def _nodes(client: Any) -> list[dict[str, Any]]:
+    """The nodes of a cluster as ``CLUSTER NODES`` describes them (flags: master, slave, ...)."""
+    return list(client.cluster_nodes().values())
 
 
 def _write(failover: Failover, writer: Writer, until: float) -> None:
@@ -604,6 +619,34 @@ def taken_back_not_replicated(attempt: Attempt, text: str) -> None:
     assert error.confirmed == 0 < error.wanted, str(error)
     assert isinstance(error.reply, Message), f"the error hands back {error.reply!r}"
     assert error.reply.content == text, f"the error hands back {error.reply}"
+
+
+@then(
+    "the message is reported as stored but not confirmed, its slot being migrated,"
+    " with the message to resend"
+)
+def reported_unconfirmed_while_migrating(
+    attempt: Attempt, memory: MemoryService, memory_settings: MemorySettings
+) -> None:
+    """The write raised NotReplicatedError: its node could not be asked to wait for it.
+
+    While a slot migrates, a write is redirected to the node the slot is moving to, and
+    the WAIT that follows it on the first node's connection would count nothing of it.
+
+    Then the message is reported as stored but not confirmed, its slot being migrated, with the message to resend
+    """
+    error = attempt.failure(memory, NotReplicatedError)
+    if not isinstance(error, NotReplicatedError):
+        return
+    durability = memory_settings.changed["durability"]
+    assert (error.confirmed, error.wanted, error.timeout) == (
+        0,
+        durability.replicas,
+        durability.timeout,
+    ), str(error)
+    assert "moved" in str(error.reason), f"the reason given is {error.reason!r}"
+    assert [m.role for m in error.messages] == ["user"], f"hands back {error.messages}"
+    assert "a retry with the same message ids is safe" in str(error), str(error)
 
 
 @then("the message is reported as stored but confirmed by no replica, with the message to resend")

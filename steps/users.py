@@ -237,6 +237,17 @@ def user_clears_session(memory: MemoryService, user: str, name: str) -> None:
     memory.for_user(user).clear(name)
 
 
+@when(parsers.parse('user "{user}" tries to say "{text}" in session "{name}"'))
+def user_tries_to_say_in_session(
+    memory: MemoryService, attempt: Attempt, user: str, text: str, name: str
+) -> None:
+    """A user's message in one of the user's sessions; a failure is kept for a Then step.
+
+    When user "bea" tries to say "hello" in session "first"
+    """
+    attempt.make(lambda: memory.for_user(user).add_message(name, "user", text))
+
+
 @when(parsers.parse('user "{user}" tries to clear session "{name}"'))
 def user_tries_to_clear(memory: MemoryService, attempt: Attempt, user: str, name: str) -> None:
     """The app forgets one of the user's sessions; a failure is kept for a Then step.

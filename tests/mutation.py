@@ -488,7 +488,9 @@ REPLICATED = {
         "_ops.py:list_sessions",
         "_ops.py:forget_user",
         "_service.py:MemoryService._node_client",
+        "_service.py:MemoryService._send",  # a durable write redirected mid-migration
         "_shell.py:MemoryShell.__init__",  # whether the client is a cluster's
+        "exceptions.py:NotReplicatedError.with_messages",  # steps of a durable write
     ),
     # A primary's failover, with and without the durability setting, sync and async.
     "sentinel": (

@@ -128,6 +128,29 @@ Feature: Sessions on a Redis Cluster
         | user | hello   |
 
     @faults
+    Scenario: A new session whose slot is being migrated, every write waiting for a replica, stores its message and says it is unconfirmed
+      Given the memory runs on a cluster of its own
+      And every write waits for 1 replica to confirm it within 200 milliseconds
+      And a new session "fresh"
+      And the session's slot is being migrated to another node
+      When the user tries to say "hello"
+      Then the message is reported as stored but not confirmed, its slot being migrated, with the message to resend
+      And the context is:
+        | role | content |
+        | user | hello   |
+
+    @faults
+    Scenario: A new user's first session whose slot is being migrated, every write waiting for a replica, stores its message and says it is unconfirmed
+      Given the memory runs on a cluster of its own
+      And every write waits for 1 replica to confirm it within 200 milliseconds
+      And the slot of user "bea" is being migrated to another node
+      When user "bea" tries to say "hello" in session "first"
+      Then the message is reported as stored but not confirmed, its slot being migrated, with the message to resend
+      And the context of user "bea"'s session "first" is:
+        | role | content |
+        | user | hello   |
+
+    @faults
     Scenario: A user's sessions written while the user's slot migrated are listed once it has moved
       Given the memory runs on a cluster of its own
       And user "ada" said "Plan my Paris trip" in session "paris"
