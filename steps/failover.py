@@ -236,7 +236,7 @@ def writes_wait_for_replicas(request: pytest.FixtureRequest, replicas: int, ms: 
 
     For the writers of a failover scenario; otherwise for the scenario's own
     memory, whose server has no replica: a run whose server may have replicas
-    (Sentinel's primary, a cluster's masters) skips that scenario, since they
+    (Sentinel's primary, a cluster with replicas) skips that scenario, since they
     would confirm the write.
 
     Given every write waits for 1 replica to confirm it within 500 milliseconds

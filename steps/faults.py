@@ -368,40 +368,56 @@ def refused_by_server(memory: MemoryService, attempt: Attempt, reason: str) -> N
         assert reason in str(error)
 
 
-@then(
-    parsers.re(
-        r'the message is stored, and the app is told that Redis then refused "(?P<command>[^"]+)"'
-        r" and that sending it again (?P<safety>is safe|would store it twice)"
-    )
-)
+@then(parsers.parse('the app is told that Redis refused "{command}" after storing the message'))
 def told_refused_after_storing(
-    memory: MemoryService, attempt: Attempt, session_id: str, command: str, safety: str
+    memory: MemoryService, attempt: Attempt, session_id: str, command: str
 ) -> None:
-    """The message is in the session, and the error names what Redis refused after it.
+    """The message sent is the session's newest, and the error names what Redis refused after it.
 
-    A safe resend is made, and must store nothing more. A store not ours fails with its
-    own error; that the message is stored all the same is what this step checks of it.
+    A store not ours fails with its own error: that it stored the message all the same is
+    what this step checks of it.
 
-    Then the message is stored, and the app is told that Redis then refused "pexpire" and that sending it again is safe
+    Then the app is told that Redis refused "pexpire" after storing the message
     """
     error = attempt.failure(memory, PartialWriteError)
+    sent = error.messages if isinstance(error, PartialWriteError) else attempt.messages
     stored = memory.get_messages(session_id)
+    assert sent, "the error hands back no message"
     assert stored, "the session holds nothing"
+    assert stored[-1].id == sent[-1].id, f"the newest stored is {stored[-1]}, not {sent[-1]}"
+    if isinstance(error, PartialWriteError):
+        assert error.may_have_written, str(error)
+        assert error.command == command, f"refused {error.command!r}, not {command!r}: {error}"
+        assert f"refused '{command}'" in str(error), str(error)
+
+
+@then(
+    parsers.re(
+        r"the app is told that sending the message again (?P<safety>is safe|would store it twice)"
+    )
+)
+def told_whether_resending_is_safe(
+    memory: MemoryService,
+    attempt: Attempt,
+    fault_server: ThrowawayServer,
+    session_id: str,
+    safety: str,
+) -> None:
+    """The error says whether the message's id is remembered, and the session agrees.
+
+    A remembered id makes a resend "already stored"; without it, a resend is a new message.
+
+    Then the app is told that sending the message again is safe
+    """
+    error = attempt.failure(memory, PartialWriteError)
     if not isinstance(error, PartialWriteError):
         return
-    assert error.may_have_written, str(error)
-    assert error.command == command, f"refused {error.command!r}, not {command!r}: {error}"
-    assert f"refused '{command}'" in str(error), str(error)
-    assert [m.id for m in error.messages] == [stored[-1].id], (
-        "the stored message is not the one sent"
-    )
-    assert error.retry_is_safe == (safety == "is safe"), str(error)
-    if error.retry_is_safe:
-        resent = memory.add_messages(session_id, error.messages)
-        assert resent.already_stored == error.messages, f"stored again: {resent}"
-        assert memory.get_messages(session_id) == stored, "the resend changed the session"
-    else:
-        assert "would store it twice" in str(error), str(error)
+    safe = safety == "is safe"
+    assert error.retry_is_safe == safe, str(error)
+    assert ("sending it again is safe" if safe else "would store it twice") in str(error)
+    with fault_server.admin() as admin:
+        remembered = admin.hexists(memory.keys.seen(session_id), str(error.messages[0].id))
+    assert remembered == safe, f"the session {'forgot' if safe else 'remembers'} the id: {error}"
 
 
 def _acl_user(server: ThrowawayServer, namespace: str, without: str | None) -> ClientRecipe:

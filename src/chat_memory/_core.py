@@ -179,8 +179,10 @@ class MemoryCore:
         whether the user's slot is being resharded."""
         self.checked = False
         """Whether an append has stored messages through the script's general way, which
-        asks in advance whether each write is permitted (Redis 7 and newer): the later
-        appends take the short way, which does not (see :attr:`AppendCall.checked`)."""
+        asks in advance whether each write is permitted (Redis 7 and newer; Redis 6
+        cannot ask), declaring the history, its hash and its metadata: the later appends
+        take the short way, which does not ask (see :attr:`AppendCall.checked`). A failed
+        append makes the next one ask again: another server may answer it."""
         self._fixed_args = [
             str(self.max_history).encode(),
             str(self.ttl_ms or 0).encode(),
@@ -267,8 +269,8 @@ class MemoryCore:
     def finish_append(self, call: AppendCall, reply: Sequence[Any]) -> AppendResult:
         """Read the script's reply: what was appended, and the stored version of the rest."""
         stored_before = [outcome != 1 for outcome in reply]
-        if not all(stored_before):  # a write, so the script's general way asked (see above)
-            self.checked = True
+        if not all(stored_before) and set("hsm") <= set(call.roles):
+            self.checked = True  # a write whose general way asked about every key's writes
         messages = [
             _as_stored(item.message, outcome) if before else item.message
             for item, outcome, before in zip(call.encoded, reply, stored_before, strict=True)

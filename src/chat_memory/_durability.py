@@ -26,6 +26,8 @@ from .exceptions import InvalidInputError, NotReplicatedError, check_whole_numbe
 
 __all__ = ["Durability", "confirm_commands", "confirmed", "unconfirmed"]
 
+PARTIAL_WRITE: Final = "CHATMEM_PARTIAL"
+"""The append script's reply when it stored the messages and a later write was refused."""
 MAX_TIMEOUT_SECONDS = 3600.0
 """The longest wait for replicas that a setting may ask for."""
 
@@ -104,11 +106,19 @@ def unconfirmed(durability: Durability, replies: list[Any]) -> bool:
 def confirmed(durability: Durability, replies: list[Any]) -> Any:
     """Return the write's reply from a pipeline of (write, WAIT); raise what went wrong.
 
-    The write's own error is raised as is (nothing to confirm); a ``WAIT`` that
-    failed or counted fewer replicas than asked is :class:`NotReplicatedError`.
+    The write's own error is raised as is (nothing to confirm), unless the append
+    script stored the messages before a refusal (``CHATMEM_PARTIAL``): then what the
+    replicas confirmed of it follows, after ``" | "``. A ``WAIT`` that failed or
+    counted fewer replicas than asked is :class:`NotReplicatedError`.
     """
     reply, count = replies
     if isinstance(reply, Exception):
+        if PARTIAL_WRITE in str(reply) and unconfirmed(durability, replies):
+            why = f" ({count})" if isinstance(count, Exception) else ""
+            raise type(reply)(
+                f"{reply} | confirmed by {0 if why else int(count)} of {durability.replicas}"
+                f" replica(s) within {durability.timeout_ms / 1000:g} s{why}"
+            ) from reply
         raise reply
     if isinstance(count, Exception) or int(count) < durability.replicas:
         raise NotReplicatedError(

@@ -24,6 +24,11 @@ first attempt may have been applied though its answer was lost. So:
   attempts ran, but an earlier one that timed out may have;
 - an unknown scripting command (plain fakeredis, a proxy without scripts) is
   :class:`ScriptingUnavailableError`: nothing ran;
+- the append script's report of a write refused after it stored the messages
+  (a permission missing on this server, or revoked since the service's first
+  append checked them) is :class:`PartialWriteError`, naming the command. A
+  retry after a lost answer then finds the messages stored and writes nothing:
+  it reports them stored, though the refused write (a trim, a TTL) was not made;
 - anything else from the append script (it may have failed halfway) is
   :class:`WriteOutcomeUnknownError`.
 """
@@ -175,8 +180,9 @@ def script_error(
             " for expired), and the Redis user may not run it (see the README's ACL SETUSER"
             " line); nothing was read or written"
         )
-    if code == "PARTIAL":
-        return PartialWriteError(arg, messages)
+    if code == "PARTIAL":  # with a durability setting, what the replicas confirmed follows
+        _, _, replicas = str(exc).partition(" | ")
+        return PartialWriteError(arg, messages, unconfirmed=replicas or None)
     if code == "MOVING":
         return StorageUnavailableError(
             "the session's cluster slot is being migrated and its keys are split between two"

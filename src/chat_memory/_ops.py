@@ -141,6 +141,7 @@ def add_messages(
     except NotReplicatedError as short:
         raise short.with_messages(call.messages) from None
     except REDIS_EXCEPTIONS as exc:
+        core.checked = False  # the next append asks about permissions: another server may answer
         if not redirected_in_vain(exc):
             raise script_error(exc, keys=call.keys, messages=call.messages) from exc
         call, reply = yield from _declaring_what_exists(call)

@@ -42,7 +42,7 @@
 -- the dropped ids, the three TTLs, and nothing else. What a script costs the server
 -- is mostly its Lua and its calls: the short way runs before the general way's
 -- functions are even defined, which took about a fifth off the usual append, and asks
--- no permission in advance, which took a tenth more.
+-- no permission in advance, which took 5 to 10% more.
 -- docs/benchmarks.md measures it against the minimal script and its bare commands.
 
 -- The short way: the short form's message, for a session whose hash holds the id of
@@ -51,11 +51,12 @@
 -- and refuses; nothing was written before that.
 -- It asks no permission in advance: the service sends its first append in the long
 -- form, to the general way, which asks about every write (Redis 7). A permission
--- revoked since is found by the write it refuses:
+-- missing on another server, or revoked since, is found by the write it refuses:
 -- - the push refused: nothing was written, and the general way refuses the call;
--- - the id's HSET refused: the push is undone (RPOP) and the general way refuses, so
---   nothing was written; if the undo is refused too, CHATMEM_PARTIAL hset: the message
---   is stored, its id is not (sent again, it would be stored twice);
+-- - the id's HSET refused: the push is undone (RPOP), so nothing was written, and the
+--   refusal is answered (CHATMEM_NOPERM hset where Redis 7 confirms it is a permission);
+--   if the undo is refused too, CHATMEM_PARTIAL hset: the message is stored, its id is
+--   not (sent again, it would be stored twice), and nothing else was written;
 -- - a later write refused (the trim, the forgetting of dropped ids, a TTL): the message
 --   is stored and its id remembered, so sending it again is safe; the other writes
 --   still run, and CHATMEM_PARTIAL <command> names the first one refused.
@@ -117,6 +118,12 @@ if #ARGV == 5 then
       if type(redis.pcall('RPOP', H)) == 'table' then
         return redis.error_reply('CHATMEM_PARTIAL hset')
       end
+      -- Undone: nothing was written. Never the general way now: on Redis 6, which cannot
+      -- ask in advance, it would push again and be refused after the push.
+      if redis.acl_check_cmd and not redis.acl_check_cmd('HSET', S, ARGV[3], ARGV[4]) then
+        return redis.error_reply('CHATMEM_NOPERM hset')
+      end
+      return redis.error_reply(reply.err)
     end
   end
 end
@@ -219,7 +226,7 @@ end
 local function denied()
   if not redis.acl_check_cmd then return nil end
   local command = (no('RPUSH', H, 'e') and 'RPUSH') or (no('LPOP', H, '1') and 'LPOP')
-    or (expires(H) and expiry)
+    or (expires(H) and expiry) or (no('RPOP', H) and 'RPOP')  -- the short way's undo
     or (S and ((no('HSET', S, 'id', 'fp') and 'HSET') or (no('HDEL', S, 'id') and 'HDEL')
       or (expires(S) and expiry)))
     or (I and ((no('RPUSH', I, 'id') and 'RPUSH') or (no('LPUSH', I, 'id') and 'LPUSH')

@@ -262,10 +262,13 @@ class PartialWriteError(StorageError):
     """The messages were stored, but Redis refused a write the append makes after them.
 
     A service checks every permission of an append before its first write (Redis 7
-    and newer), then takes a shorter way that asks none in advance. A permission
-    revoked from the Redis user since then is found by the write it refuses: a
-    refused push or id is undone and reported as :class:`PermissionDeniedError`
-    (nothing was written); a refusal after them cannot be undone and is this error.
+    and newer; on the server that took it), then takes a shorter way that asks none
+    in advance. A permission missing on another server (another cluster node, a
+    replica promoted by a failover) or revoked from the Redis user since is found by
+    the write it refuses: a refused push or id is undone and reported as
+    :class:`PermissionDeniedError` (nothing was written); a refusal after them
+    cannot be undone and is this error. ``unconfirmed`` says, with a durability
+    setting, how many replicas confirmed the write when fewer than asked.
     ``command`` is the first command refused: ``lpop`` (the history is over its
     limit), ``hdel`` (ids of messages the limit dropped are still remembered),
     ``pexpire`` or ``persist`` (a key's expiry was not set). ``messages`` are
@@ -275,13 +278,20 @@ class PartialWriteError(StorageError):
 
     may_have_written = True
 
-    def __init__(self, command: str, messages: Sequence[Message] = ()) -> None:
-        """Name the refused command and keep the messages, which are stored."""
+    def __init__(
+        self, command: str, messages: Sequence[Message] = (), *, unconfirmed: str | None = None
+    ) -> None:
+        """Name the refused command and keep the messages, which are stored.
+
+        ``unconfirmed``: with a durability setting, how many replicas confirmed the
+        write, when fewer than asked.
+        """
         self.command = command
         self.retry_is_safe = command != "hset"
         outcome = {
             "hset": "the message is stored but its id is not remembered (undoing the push was"
-            " refused too): sending it again would store it twice",
+            " refused too), and neither trimmed nor given its expiry: sending it again would"
+            " store it twice",
             "lpop": "the message is stored and its id remembered, so sending it again is safe,"
             " but the history is over its limit until an append may trim it",
             "hdel": "the message is stored and its id remembered, so sending it again is safe,"
@@ -291,11 +301,15 @@ class PartialWriteError(StorageError):
             "the message is stored and its id remembered, so sending it again is safe, but the"
             " session's expiry was not refreshed",
         )
+        replicas = ""
+        if unconfirmed:
+            replicas = f"; the write is {unconfirmed}: a failover now could lose it"
         super().__init__(
-            f"Redis refused '{command}' after the append had written (a permission revoked"
-            " from the Redis user since the memory checked them; see the README's ACL"
-            f" SETUSER line): {outcome}"
+            f"Redis refused '{command}' after the append had written (a permission missing"
+            " on this server, or revoked from the Redis user since the memory checked them;"
+            f" see the README's ACL SETUSER line): {outcome}{replicas}"
         )
+        self.unconfirmed = unconfirmed
         self.messages: list[Message] = list(messages)
 
 

@@ -157,3 +157,14 @@ def test_a_retry_that_writes_nothing_does_not_count_as_the_check() -> None:
     memory = MemoryService(client, max_history=3, idempotency_window=3)
     memory.add_message("s", "user", "hi", message_id="m-1")
     assert memory.core.plan_append("s", [Message("user", "hi")]).sent[5] == b"hsm"
+
+
+def test_an_append_that_declared_only_some_keys_does_not_count_as_the_check() -> None:
+    # Written in steps while a cluster slot migrates, the general way asked only about the
+    # keys it declared: the permissions on the hash and the metadata are still unknown.
+    memory = MemoryService(fakeredis.FakeRedis(), max_history=3, idempotency_window=3)
+    call = memory.core.plan_append("s", [Message("user", "hi")])
+    memory.core.finish_append(call.declaring([memory.keys.history("s")]), [1])
+    assert not memory.core.checked
+    memory.core.finish_append(call, [1])
+    assert memory.core.checked

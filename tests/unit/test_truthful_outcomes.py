@@ -16,6 +16,7 @@ from chat_memory import (
     StorageUnavailableError,
     WriteOutcomeUnknownError,
 )
+from chat_memory._durability import confirmed
 from chat_memory._errors import script_error
 
 
@@ -125,3 +126,42 @@ def test_a_message_stored_without_its_id_says_a_resend_would_store_it_twice() ->
     assert not error.retry_is_safe
     assert "its id is not remembered" in str(error)
     assert "would store it twice" in str(error)
+
+
+def test_a_partial_write_no_replica_confirmed_says_both() -> None:
+    # With a durability setting, the (script, WAIT) pipeline's replies: the script stored
+    # the message, then a write was refused; the WAIT counted no replica.
+    durability = Durability(replicas=1, timeout=0.2)
+    refusal = redis.exceptions.ResponseError("CHATMEM_PARTIAL pexpire")
+    with pytest.raises(redis.exceptions.ResponseError) as raised:
+        confirmed(durability, [refusal, 0])
+    error = script_error(raised.value, keys=["h", "s", "m"], messages=[Message("user", "hi")])
+    assert isinstance(error, PartialWriteError)
+    assert error.command == "pexpire"
+    assert error.unconfirmed == "confirmed by 0 of 1 replica(s) within 0.2 s"
+    assert str(error).endswith(
+        "; the write is confirmed by 0 of 1 replica(s) within 0.2 s: a failover now could lose it"
+    )
+
+
+def test_a_partial_write_the_replicas_confirmed_says_nothing_of_them() -> None:
+    durability = Durability(replicas=1, timeout=0.2)
+    refusal = redis.exceptions.ResponseError("CHATMEM_PARTIAL lpop")
+    with pytest.raises(redis.exceptions.ResponseError) as raised:
+        confirmed(durability, [refusal, 1])
+    assert raised.value is refusal
+    error = script_error(refusal, keys=["h", "s", "m"], messages=[Message("user", "hi")])
+    assert isinstance(error, PartialWriteError)
+    assert error.unconfirmed is None
+    assert "failover" not in str(error)
+
+
+def test_a_failed_append_makes_the_next_one_ask_about_permissions_again() -> None:
+    # Another server may answer it: a replica promoted by a failover, with its own ACL.
+    client = _Refusing(refused=lambda args: True, error=redis.exceptions.ConnectionError("gone"))
+    memory = MemoryService(client, max_history=3, idempotency_window=3)
+    memory.core.checked = True
+    with pytest.raises(WriteOutcomeUnknownError):
+        memory.add_message("s", "user", "hello")
+    assert not memory.core.checked
+    assert memory.core.plan_append("s", [Message("user", "hi")]).sent[5] == b"hsm"
