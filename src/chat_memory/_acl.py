@@ -48,7 +48,7 @@ ACL_COMMANDS: Final = (
     "zcard",
     "lpush",
     "lindex",
-    "rpop",
+    "rpop",  # and in the append script: the undo of a push whose id it could not remember
     "lrem",
     # the previous version's append script asks about LPOS in advance: keep it while
     # servers of that version still write, during a rolling deploy (see the README)
