@@ -492,7 +492,7 @@ def session_already_holds(
     """Earlier messages of the session, written with the server's all-powerful user.
 
     So the memory's own user next writes to a session with history and a complete hash of
-    ids: the append's usual, short way.
+    ids (its first append, which asks about every permission before writing).
 
     Given the session already holds 2 messages, stored by a user with every permission
     """

@@ -135,9 +135,14 @@ class AppendCall:
         costs the server time before the script starts. A service's first append is
         sent in the long form all the same (see ``checked``).
         """
-        if self.checked and self.roles == "hsm" and len(self.encoded) == 1:
+        if self.short:
             return [*self.args[:2], *self.args[_ROLES_ARG + 1 :]]
         return self.args
+
+    @property
+    def short(self) -> bool:
+        """Whether the call is sent in the short form, whose way asks no permission."""
+        return self.checked and self.roles == "hsm" and len(self.encoded) == 1
 
     @property
     def messages(self) -> list[Message]:
@@ -269,7 +274,7 @@ class MemoryCore:
     def finish_append(self, call: AppendCall, reply: Sequence[Any]) -> AppendResult:
         """Read the script's reply: what was appended, and the stored version of the rest."""
         stored_before = [outcome != 1 for outcome in reply]
-        if not all(stored_before) and set("hsm") <= set(call.roles):
+        if not all(stored_before) and not call.short and set("hsm") <= set(call.roles):
             self.checked = True  # a write whose general way asked about every key's writes
         messages = [
             _as_stored(item.message, outcome) if before else item.message

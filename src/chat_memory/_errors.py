@@ -29,6 +29,8 @@ first attempt may have been applied though its answer was lost. So:
   append checked them) is :class:`PartialWriteError`, naming the command. A
   retry after a lost answer then finds the messages stored and writes nothing:
   it reports them stored, though the refused write (a trim, a TTL) was not made;
+  except after a refused ``hset`` whose undo was refused too: the id is not
+  stored, and the retry stores the message again;
 - anything else from the append script (it may have failed halfway) is
   :class:`WriteOutcomeUnknownError`.
 """

@@ -139,6 +139,7 @@ def add_messages(
     try:
         reply = yield RunScript(call.keys, call.sent)
     except NotReplicatedError as short:
+        core.checked = False  # a failed append: the next one asks about permissions again
         raise short.with_messages(call.messages) from None
     except REDIS_EXCEPTIONS as exc:
         core.checked = False  # the next append asks about permissions: another server may answer

@@ -54,7 +54,7 @@
 -- missing on another server, or revoked since, is found by the write it refuses:
 -- - the push refused: nothing was written, and the general way refuses the call;
 -- - the id's HSET refused: the push is undone (RPOP), so nothing was written, and the
---   refusal is answered (CHATMEM_NOPERM hset where Redis 7 confirms it is a permission);
+--   refusal is answered (CHATMEM_NOPERM hset for a permission, as the general way says it);
 --   if the undo is refused too, CHATMEM_PARTIAL hset: the message is stored, its id is
 --   not (sent again, it would be stored twice), and nothing else was written;
 -- - a later write refused (the trim, the forgetting of dropped ids, a TTL): the message
@@ -119,11 +119,14 @@ if #ARGV == 5 then
         return redis.error_reply('CHATMEM_PARTIAL hset')
       end
       -- Undone: nothing was written. Never the general way now: on Redis 6, which cannot
-      -- ask in advance, it would push again and be refused after the push.
-      if redis.acl_check_cmd and not redis.acl_check_cmd('HSET', S, ARGV[3], ARGV[4]) then
+      -- ask in advance, it would push again and be refused after the push. Redis 7 says
+      -- NOPERM; Redis 6 and Valkey word an ACL failure in a script their own way.
+      local why = tostring(reply.err)
+      if string.find(why, '^NOPERM') or string.find(why, "can't run this command")
+        or string.find(why, 'ACL failure') or string.find(why, 'no permissions') then
         return redis.error_reply('CHATMEM_NOPERM hset')
       end
-      return redis.error_reply(reply.err)
+      return redis.error_reply(why)
     end
   end
 end

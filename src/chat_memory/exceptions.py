@@ -265,10 +265,11 @@ class PartialWriteError(StorageError):
     and newer; on the server that took it), then takes a shorter way that asks none
     in advance. A permission missing on another server (another cluster node, a
     replica promoted by a failover) or revoked from the Redis user since is found by
-    the write it refuses: a refused push or id is undone and reported as
-    :class:`PermissionDeniedError` (nothing was written); a refusal after them
-    cannot be undone and is this error. ``unconfirmed`` says, with a durability
-    setting, how many replicas confirmed the write when fewer than asked.
+    the write it refuses: a refused push writes nothing, and a push whose id is
+    refused is undone, both reported as :class:`PermissionDeniedError` (nothing
+    was written); a refusal after them cannot be undone and is this error.
+    ``unconfirmed`` says, with a durability setting, how many replicas confirmed
+    the write when fewer than asked.
     ``command`` is the first command refused: ``lpop`` (the history is over its
     limit), ``hdel`` (ids of messages the limit dropped are still remembered),
     ``pexpire`` or ``persist`` (a key's expiry was not set). ``messages`` are

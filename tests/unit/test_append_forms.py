@@ -168,3 +168,15 @@ def test_an_append_that_declared_only_some_keys_does_not_count_as_the_check() ->
     assert not memory.core.checked
     memory.core.finish_append(call, [1])
     assert memory.core.checked
+
+
+def test_a_short_form_append_does_not_count_as_the_check() -> None:
+    # Its short way asks nothing: after a failed append reset the flag, an append planned
+    # earlier (another task's) must not set it again.
+    memory = MemoryService(fakeredis.FakeRedis(), max_history=3, idempotency_window=3)
+    memory.add_message("s", "user", "the check")
+    call = memory.core.plan_append("s", [Message("user", "hi")])
+    assert call.short
+    memory.core.checked = False
+    memory.core.finish_append(call, [1])
+    assert not memory.core.checked
