@@ -22,9 +22,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Final
 
+import redis
+
 from .exceptions import InvalidInputError, NotReplicatedError, check_whole_number
 
-__all__ = ["Durability", "confirm_commands", "confirmed", "unconfirmed"]
+__all__ = ["Durability", "RefusedUnconfirmed", "confirm_commands", "confirmed", "unconfirmed"]
 
 PARTIAL_WRITE: Final = "CHATMEM_PARTIAL"
 """The append script's reply when it stored the messages and a later write was refused."""
@@ -103,29 +105,42 @@ def unconfirmed(durability: Durability, replies: list[Any]) -> bool:
     return isinstance(count, Exception) or int(count) < durability.replicas
 
 
+class RefusedUnconfirmed(redis.exceptions.ResponseError):
+    """The append script's refusal after it stored (``CHATMEM_PARTIAL``), unconfirmed.
+
+    Fewer replicas confirmed the write than asked: ``short`` is what the ``WAIT``
+    counted, as :class:`NotReplicatedError` (``confirmed`` of ``wanted`` within
+    ``timeout``, and why).
+    """
+
+    def __init__(self, refusal: Exception, short: NotReplicatedError) -> None:
+        """Keep the script's refusal as the message and the replicas' count beside it."""
+        super().__init__(str(refusal))
+        self.short = short
+
+
 def confirmed(durability: Durability, replies: list[Any]) -> Any:
     """Return the write's reply from a pipeline of (write, WAIT); raise what went wrong.
 
     The write's own error is raised as is (nothing to confirm), unless the append
-    script stored the messages before a refusal (``CHATMEM_PARTIAL``): then what the
-    replicas confirmed of it follows, after ``" | "``. A ``WAIT`` that failed or
-    counted fewer replicas than asked is :class:`NotReplicatedError`.
+    script stored the messages before a refusal (``CHATMEM_PARTIAL``) that fewer
+    replicas confirmed than asked: then :class:`RefusedUnconfirmed`. A ``WAIT``
+    that failed or counted fewer replicas than asked is :class:`NotReplicatedError`.
     """
     reply, count = replies
-    if isinstance(reply, Exception):
-        if PARTIAL_WRITE in str(reply) and unconfirmed(durability, replies):
-            why = f" ({count})" if isinstance(count, Exception) else ""
-            raise type(reply)(
-                f"{reply} | confirmed by {0 if why else int(count)} of {durability.replicas}"
-                f" replica(s) within {durability.timeout_ms / 1000:g} s{why}"
-            ) from reply
-        raise reply
-    if isinstance(count, Exception) or int(count) < durability.replicas:
-        raise NotReplicatedError(
+    short = None
+    if unconfirmed(durability, replies):
+        short = NotReplicatedError(
             confirmed=0 if isinstance(count, Exception) else int(count),
             wanted=durability.replicas,
             timeout=durability.timeout_ms / 1000,
             reply=reply,
             reason=str(count) if isinstance(count, Exception) else None,
         )
+    if isinstance(reply, Exception):
+        if short is not None and PARTIAL_WRITE in str(reply):
+            raise RefusedUnconfirmed(reply, short) from reply
+        raise reply
+    if short is not None:
+        raise short
     return reply

@@ -46,6 +46,7 @@ from typing import Final
 import redis.exceptions as rx
 
 from ._compat import no_free_connection, redirected_in_vain
+from ._durability import RefusedUnconfirmed
 from ._message import Message
 from .exceptions import (
     ChatMemoryError,
@@ -182,9 +183,9 @@ def script_error(
             " for expired), and the Redis user may not run it (see the README's ACL SETUSER"
             " line); nothing was read or written"
         )
-    if code == "PARTIAL":  # with a durability setting, what the replicas confirmed follows
-        _, _, replicas = str(exc).partition(" | ")
-        return PartialWriteError(arg, messages, unconfirmed=replicas or None)
+    if code == "PARTIAL":
+        short = exc.short if isinstance(exc, RefusedUnconfirmed) else None
+        return PartialWriteError(arg, messages, unconfirmed=short.confirmation if short else None)
     if code == "MOVING":
         return StorageUnavailableError(
             "the session's cluster slot is being migrated and its keys are split between two"

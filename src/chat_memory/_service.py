@@ -285,7 +285,11 @@ class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
         if isinstance(self._client, redis.RedisCluster) and isinstance(replies[0], REDIRECTED):
             # The slot is elsewhere or moving: nothing ran on that node. The cluster
             # client finds the node and writes, but its WAIT would ask another connection.
-            reply = self._client.execute_command(*command, **options)  # type: ignore[no-untyped-call]
+            reply: Any
+            try:
+                reply = self._client.execute_command(*command, **options)  # type: ignore[no-untyped-call]
+            except redis.exceptions.ResponseError as refused:  # the script's own answer
+                reply = refused
             replies = [reply, redis.exceptions.ResponseError(f"the slot of {key!r} moved")]
         elif unconfirmed(durability, replies):
             with suppress(TypeError):  # redis-py 5's BlockingConnectionPool: no such argument

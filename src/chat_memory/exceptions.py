@@ -345,18 +345,26 @@ class NotReplicatedError(WriteOutcomeUnknownError):
         messages: Sequence[Message] = (),
     ) -> None:
         """Say how many replicas confirmed the write, of how many asked for."""
-        why = f" ({reason})" if reason else ""
-        retry = "; a retry with the same message ids is safe" if messages else ""
-        super().__init__(
-            f"the write is stored on the primary but confirmed by {confirmed} of {wanted}"
-            f" replica(s) within {timeout:g} s{why}: a failover now could lose it{retry}",
-            messages,
-        )
         self.confirmed = confirmed
         self.wanted = wanted
         self.timeout = timeout
         self.reply = reply
         self.reason = reason
+        retry = "; a retry with the same message ids is safe" if messages else ""
+        super().__init__(
+            f"the write is stored on the primary but {self.confirmation}: a failover now could"
+            f" lose it{retry}",
+            messages,
+        )
+
+    @property
+    def confirmation(self) -> str:
+        """What the replicas confirmed, in words: ``confirmed by 0 of 1 replica(s) within 1 s``."""
+        why = f" ({self.reason})" if self.reason else ""
+        return (
+            f"confirmed by {self.confirmed} of {self.wanted} replica(s) within {self.timeout:g} s"
+            f"{why}"
+        )
 
     def with_messages(self, messages: Sequence[Message]) -> NotReplicatedError:
         """Return this error carrying the messages of the write, for a retry."""

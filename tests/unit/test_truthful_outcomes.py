@@ -167,3 +167,61 @@ def test_a_failed_append_makes_the_next_one_ask_about_permissions_again() -> Non
         memory.add_message("s", "user", "hello")
     assert not memory.core.checked
     assert memory.core.plan_append("s", [Message("user", "hi")]).sent[5] == b"hsm"
+
+
+class _MovedCluster(redis.RedisCluster):
+    """A cluster client whose slot has just moved: the node it asks answers ASK, then the
+    client itself, redirected, runs the append, whose script stores the message and has
+    ``pexpire`` refused (what `MemoryService._send` sees mid-migration; the scenarios hold
+    a slot half-way on a real cluster, without revoking a permission there).
+    """
+
+    def __init__(self) -> None:  # no nodes to discover
+        self.node = _Answering([redis.exceptions.AskError("1234 127.0.0.1:7001"), 0])
+
+    def get_encoder(self) -> Any:
+        return redis.Redis().get_encoder()  # a client of no server: its default encoder
+
+    def get_node_from_key(self, key: str, replica: bool = False) -> None:
+        return None
+
+    def get_redis_connection(self, node: object) -> Any:
+        return self.node
+
+    def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        raise redis.exceptions.ResponseError("CHATMEM_PARTIAL pexpire")
+
+    def close(self) -> None:
+        pass
+
+    def __del__(self) -> None:
+        pass
+
+
+class _Answering:
+    """A node's client and pipeline that answer every pipeline with ``replies``."""
+
+    def __init__(self, replies: list[Any]) -> None:
+        self.replies = replies
+
+    def pipeline(self, transaction: bool = False) -> "_Answering":
+        return self
+
+    def execute_command(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def execute(self, raise_on_error: bool = True) -> list[Any]:
+        return self.replies
+
+
+def test_a_partial_write_redirected_mid_migration_says_no_replica_confirmed_it() -> None:
+    # Issue 24's last review: the redirected append ran on another connection than the
+    # WAIT, so no replica count covers it, and the error must say so.
+    memory = MemoryService(_MovedCluster(), durability=Durability(replicas=1, timeout=0.2))
+    with pytest.raises(PartialWriteError) as failed:
+        memory.add_message("s", "user", "hi", message_id="m-1")
+    assert failed.value.command == "pexpire"
+    assert [m.id for m in failed.value.messages] == ["m-1"]
+    assert failed.value.unconfirmed == (
+        "confirmed by 0 of 1 replica(s) within 0.2 s (the slot of 'chat:session:{s}:history' moved)"
+    )
