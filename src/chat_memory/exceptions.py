@@ -289,19 +289,21 @@ class PartialWriteError(StorageError):
         """
         self.command = command
         self.retry_is_safe = command != "hset"
-        outcome = {
-            "hset": "the message is stored but its id is not remembered (undoing the push was"
-            " refused too), and neither trimmed nor given its expiry: sending it again would"
-            " store it twice",
-            "lpop": "the message is stored and its id remembered, so sending it again is safe,"
-            " but the history is over its limit until an append may trim it",
-            "hdel": "the message is stored and its id remembered, so sending it again is safe,"
-            " but the ids of messages the history limit dropped are still remembered",
-        }.get(
-            command,
-            "the message is stored and its id remembered, so sending it again is safe, but the"
-            " session's expiry was not refreshed",
-        )
+        if self.retry_is_safe:
+            left = {
+                "lpop": "the history is over its limit until an append may trim it",
+                "hdel": "the ids of messages the history limit dropped are still remembered",
+            }.get(command, "the session's expiry was not refreshed")
+            outcome = (
+                "the message is stored and its id remembered, so sending it again is safe,"
+                f" but {left}"
+            )
+        else:
+            outcome = (
+                "the message is stored but its id is not remembered (undoing the push was"
+                " refused too), and neither trimmed nor given its expiry: sending it again would"
+                " store it twice"
+            )
         replicas = ""
         if unconfirmed:
             replicas = f"; the write is {unconfirmed}: a failover now could lose it"
