@@ -42,7 +42,6 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 import redis
@@ -290,17 +289,13 @@ def _without_replicas(request: pytest.FixtureRequest) -> None:
     if kind == "cluster":
         if request.getfixturevalue("services").api == "async":
             pytest.skip("redis-py's asyncio cluster client cannot take the durability setting")
-        if not any("slave" in str(node.get("flags", "")) for node in _nodes(client)):
+        nodes = client.cluster_nodes().values()  # as CLUSTER NODES says: master, slave, ...
+        if not any("slave" in str(node.get("flags", "")) for node in nodes):
             return
     if kind in ("sentinel", "cluster") or (
         kind == "redis" and client.info("replication").get("connected_slaves", 0)
     ):
         pytest.skip(f"this run's {kind} may have replicas, which would confirm the write")
-
-
-def _nodes(client: Any) -> list[dict[str, Any]]:
-    """The nodes of a cluster as ``CLUSTER NODES`` describes them (flags: master, slave, ...)."""
-    return list(client.cluster_nodes().values())
 
 
 def _write(failover: Failover, writer: Writer, until: float) -> None:

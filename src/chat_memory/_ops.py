@@ -228,11 +228,7 @@ def _in_steps(call: AppendCall, present: list[str]) -> Operation[tuple[AppendCal
             yield from _alone(*enlist, call, short)
     narrowed = call.declaring(() if new else present, without_index=True)
     try:
-        try:
-            reply = yield from _append_script(narrowed)
-        except NotReplicatedError as unconfirmed:  # stored on the primary: go on
-            short.append(unconfirmed)
-            reply = unconfirmed.reply
+        reply = yield from _going_on(_append_script(narrowed), short)
         if new:
             stored = [item for item, done in zip(call.encoded, reply, strict=True) if done == 1]
             ids = [str(item.message.id).encode() for item in stored]
@@ -279,6 +275,19 @@ def _alone(
                 call.messages,
             ) from exc
         raise script_error(exc, keys=keys, messages=call.messages) from exc
+
+
+def _going_on(write: Operation[Any], short: list[NotReplicatedError]) -> Operation[Any]:
+    """Run one write of a call that goes on when the replicas did not confirm a write.
+
+    Such a write is done on the primary: it is added to ``short``, and its reply
+    (``NotReplicatedError.reply``) is returned; the call ends with the first.
+    """
+    try:
+        return (yield from write)
+    except NotReplicatedError as unconfirmed:
+        short.append(unconfirmed)
+        return unconfirmed.reply
 
 
 def _append_script(call: AppendCall) -> Operation[Any]:
@@ -405,11 +414,8 @@ def forget_user(core: MemoryCore, *, batch: int) -> Operation[ForgetResult]:
     short: list[NotReplicatedError] = []
     while True:
         args = [b"forget", prefix, str(batch).encode(), cluster]
-        try:
-            reply = yield from _sessions_script((index,), args)
-        except NotReplicatedError as unconfirmed:  # erased on the primary: erase the rest
-            short.append(unconfirmed)
-            reply = unconfirmed.reply
+        try:  # a batch erased on the primary but unconfirmed: erase the rest
+            reply = yield from _going_on(_sessions_script((index,), args), short)
         except StorageUnavailableError as refused:  # nothing done by this batch: say the rest
             if not sessions:
                 raise
@@ -455,10 +461,8 @@ def import_session(
     if metadata and not doc:
         writes.append(set_metadata(core, session_id, metadata))
     for done, write in enumerate(writes):
-        try:
-            yield from write
-        except NotReplicatedError as unconfirmed:  # stored on the primary: store the rest
-            short.append(unconfirmed)
+        try:  # a write stored on the primary but unconfirmed: store the rest
+            yield from _going_on(write, short)
         except StorageError as failed:
             if len(writes) == 1 or (done == 0 and not failed.may_have_written):
                 raise  # the call's own error: nothing else was written
