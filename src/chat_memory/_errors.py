@@ -184,8 +184,8 @@ def script_error(
             " line); nothing was read or written"
         )
     if code == "PARTIAL":
-        short = exc.short if isinstance(exc, RefusedUnconfirmed) else None
-        return PartialWriteError(arg, messages, unconfirmed=short.confirmation if short else None)
+        counted = exc.short.confirmation if isinstance(exc, RefusedUnconfirmed) else None
+        return PartialWriteError(arg, messages, unconfirmed=counted)
     if code == "MOVING":
         return StorageUnavailableError(
             "the session's cluster slot is being migrated and its keys are split between two"

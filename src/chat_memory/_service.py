@@ -288,8 +288,8 @@ class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
             reply: Any
             try:
                 reply = self._client.execute_command(*command, **options)  # type: ignore[no-untyped-call]
-            except redis.exceptions.ResponseError as refused:  # the script's own answer
-                reply = refused
+            except redis.exceptions.ResponseError as refused:
+                reply = refused  # confirmed() raises it: with the count if the script wrote
             replies = [reply, redis.exceptions.ResponseError(f"the slot of {key!r} moved")]
         elif unconfirmed(durability, replies):
             with suppress(TypeError):  # redis-py 5's BlockingConnectionPool: no such argument

@@ -45,17 +45,10 @@
 -- no permission in advance, which took 5 to 10% more.
 -- docs/benchmarks.md measures it against the minimal script and its bare commands.
 
--- Whether a command's error is an ACL refusal. Redis 7 says NOPERM; Redis 6 and Valkey
--- word an ACL failure in a script their own way.
-local function acl_refusal(message)
-  return string.find(message, '^NOPERM') or string.find(message, "can't run this command")
-    or string.find(message, 'ACL failure') or string.find(message, 'no permissions')
-end
-
 -- The short way: the short form's message, for a session whose hash holds the id of
--- every entry of its history. It builds no table and no function (acl_refusal above
--- serves both ways). A key of another type, or a hash without the field '', goes on to
--- the general way, which reads again and refuses; nothing was written before that.
+-- every entry of its history. It builds no table and no function. A key of another
+-- type, or a hash without the field '', goes on to the general way, which reads again
+-- and refuses; nothing was written before that.
 -- It asks no permission in advance: the service sends its first append in the long
 -- form, to the general way, which asks about every write (Redis 7). A permission
 -- missing on another server, or revoked since, is found by the write it refuses:
@@ -126,9 +119,15 @@ if #ARGV == 5 then
         return redis.error_reply('CHATMEM_PARTIAL hset')
       end
       -- Undone: nothing was written. Never the general way now: on Redis 6, which cannot
-      -- ask in advance, it would push again and be refused after the push.
+      -- ask in advance, it would push again and be refused after the push. Redis 7 says
+      -- NOPERM; Redis 6 and Valkey word an ACL failure in a script their own way. The
+      -- same test as refused() below, copied (a unit test keeps the two alike): a
+      -- function defined before the short way would be built on every append.
       local why = tostring(reply.err)
-      if acl_refusal(why) then return redis.error_reply('CHATMEM_NOPERM hset') end
+      if string.find(why, '^NOPERM') or string.find(why, "can't run this command")
+        or string.find(why, 'ACL failure') or string.find(why, 'no permissions') then
+        return redis.error_reply('CHATMEM_NOPERM hset')
+      end
       return redis.error_reply(why)
     end
   end
@@ -169,7 +168,9 @@ local function refused(reply, role, command)
     local found = redis.call('TYPE', target)['ok']
     return redis.error_reply('CHATMEM_WRONGTYPE ' .. n .. ' ' .. found)
   end
-  if acl_refusal(message) then
+  -- Redis 7 says NOPERM; Redis 6 and Valkey word an ACL failure in a script their own way.
+  if string.find(message, '^NOPERM') or string.find(message, "can't run this command")
+    or string.find(message, 'ACL failure') or string.find(message, 'no permissions') then
     return redis.error_reply('CHATMEM_NOPERM ' .. string.lower(command))
   end
   if string.find(message, 'OOM command not allowed', 1, true) then

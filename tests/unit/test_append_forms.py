@@ -5,6 +5,7 @@ script's short way; the long form of the same call takes the general way. For ev
 state a session can be in, both must answer the same and leave the same keys behind.
 """
 
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -180,3 +181,14 @@ def test_a_short_form_append_does_not_count_as_the_check() -> None:
     memory.core.checked = False
     memory.core.finish_append(call, [1])
     assert not memory.core.checked
+
+
+def test_the_short_ways_acl_test_is_the_general_ways() -> None:
+    # append.lua tells an ACL refusal by its wording in two places: the short way's undo
+    # (copied there, so that the usual append builds no function) and refused().
+    tests = re.findall(r"if (string\.find\(\w+, '\^NOPERM'\).*?) then", APPEND_LUA, re.DOTALL)
+    assert len(tests) == 2
+    short, general = (re.sub(r"\b(why|message)\b", "text", " ".join(t.split())) for t in tests)
+    assert short == general
+    assert "'ACL failure'" in short
+    assert '"can\'t run this command"' in short

@@ -11,12 +11,14 @@ from chat_memory import (
     ImportResult,
     MemoryService,
     Message,
+    MessageIdConflictError,
     NotReplicatedError,
     PartialWriteError,
+    PermissionDeniedError,
     StorageUnavailableError,
     WriteOutcomeUnknownError,
 )
-from chat_memory._durability import confirmed
+from chat_memory._durability import RefusedUnconfirmed, confirmed
 from chat_memory._errors import script_error
 
 
@@ -171,13 +173,14 @@ def test_a_failed_append_makes_the_next_one_ask_about_permissions_again() -> Non
 
 class _MovedCluster(redis.RedisCluster):
     """A cluster client whose slot has just moved: the node it asks answers ASK, then the
-    client itself, redirected, runs the append, whose script stores the message and has
-    ``pexpire`` refused (what `MemoryService._send` sees mid-migration; the scenarios hold
-    a slot half-way on a real cluster, without revoking a permission there).
+    client itself, redirected, runs the append and gets ``answer`` (what
+    `MemoryService._send` sees mid-migration; the scenarios hold a slot half-way on a
+    real cluster, without revoking a permission there).
     """
 
-    def __init__(self) -> None:  # no nodes to discover
+    def __init__(self, answer: Exception) -> None:  # no nodes to discover
         self.node = _Answering([redis.exceptions.AskError("1234 127.0.0.1:7001"), 0])
+        self.answer = answer
 
     def get_encoder(self) -> Any:
         return redis.Redis().get_encoder()  # a client of no server: its default encoder
@@ -189,7 +192,7 @@ class _MovedCluster(redis.RedisCluster):
         return self.node
 
     def execute_command(self, *args: Any, **kwargs: Any) -> Any:
-        raise redis.exceptions.ResponseError("CHATMEM_PARTIAL pexpire")
+        raise self.answer
 
     def close(self) -> None:
         pass
@@ -217,7 +220,8 @@ class _Answering:
 def test_a_partial_write_redirected_mid_migration_says_no_replica_confirmed_it() -> None:
     # Issue 24's last review: the redirected append ran on another connection than the
     # WAIT, so no replica count covers it, and the error must say so.
-    memory = MemoryService(_MovedCluster(), durability=Durability(replicas=1, timeout=0.2))
+    refusal = redis.exceptions.ResponseError("CHATMEM_PARTIAL pexpire")  # stored, then refused
+    memory = MemoryService(_MovedCluster(refusal), durability=Durability(1, timeout=0.2))
     with pytest.raises(PartialWriteError) as failed:
         memory.add_message("s", "user", "hi", message_id="m-1")
     assert failed.value.command == "pexpire"
@@ -225,3 +229,40 @@ def test_a_partial_write_redirected_mid_migration_says_no_replica_confirmed_it()
     assert failed.value.unconfirmed == (
         "confirmed by 0 of 1 replica(s) within 0.2 s (the slot of 'chat:session:{s}:history' moved)"
     )
+
+
+@pytest.mark.parametrize(
+    ("answer", "error"),
+    [
+        (redis.exceptions.ResponseError("CHATMEM_CONFLICT 1"), MessageIdConflictError),
+        (redis.exceptions.ResponseError("CHATMEM_NOPERM rpush"), PermissionDeniedError),
+        (redis.exceptions.ConnectionError("reset"), WriteOutcomeUnknownError),
+    ],
+)
+def test_any_other_answer_to_a_redirected_durable_append_is_what_it_says(
+    answer: Exception, error: type[Exception]
+) -> None:
+    memory = MemoryService(_MovedCluster(answer), durability=Durability(1, timeout=0.2))
+    with pytest.raises(error):
+        memory.add_message("s", "user", "hi", message_id="m-1")
+
+
+def test_a_partial_write_whose_wait_failed_says_why_no_replica_confirmed_it() -> None:
+    durability = Durability(replicas=2, timeout=1)
+    refusal = redis.exceptions.ResponseError("CHATMEM_PARTIAL hdel")
+    failed_wait = redis.exceptions.ResponseError("WAIT cannot be used with replica instances")
+    with pytest.raises(RefusedUnconfirmed) as raised:
+        confirmed(durability, [refusal, failed_wait])
+    assert raised.value.__cause__ is refusal
+    assert (raised.value.short.confirmed, raised.value.short.wanted) == (0, 2)
+    error = script_error(raised.value, keys=["h", "s", "m"], messages=[Message("user", "hi")])
+    assert isinstance(error, PartialWriteError)
+    assert error.unconfirmed == (
+        "confirmed by 0 of 2 replica(s) within 1 s (WAIT cannot be used with replica instances)"
+    )
+
+
+def test_what_the_replicas_confirmed_reads_as_the_error_says_it() -> None:
+    short = NotReplicatedError(confirmed=1, wanted=2, timeout=0.5)
+    assert short.confirmation == "confirmed by 1 of 2 replica(s) within 0.5 s"
+    assert short.confirmation in str(short)
