@@ -197,14 +197,15 @@ def sections(url: str, rounds: int, count: int) -> list[str]:
         "## get_context against LRANGE + json.loads, by history size\n\n"
         + _table(["messages", "raw ops/s", "chat-memory ops/s", "ratio"], context)
     )
-    costs = storage.measure(client, url, rounds, count)
+    server_rounds, appends = storage.SERVER_ROUNDS * rounds, storage.SERVER_APPENDS * count
+    costs = storage.measure(client, url, server_rounds, appends)
     sections.append(
         "## Server time per append\n\n"
         "What redis-server spent per append (`INFO commandstats`: a script's `EVALSHA`,"
         " which includes the commands it calls; a transaction's `MULTI` plus `EXEC`;"
         " otherwise every command sent), for a chat's messages (the user's ~100"
         " characters, the assistant's ~500) in sessions already at their limit of"
-        f" {storage.HISTORY}: the median of {rounds} interleaved rounds of {count}"
+        f" {storage.HISTORY}: the median of {server_rounds} interleaved rounds of {appends:,}"
         " appends, as a ratio to the minimal Lua script.\n\n"
         + _table(
             ["implementation", "server µs per append", "ratio to the minimal script"], costs.server

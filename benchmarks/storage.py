@@ -22,6 +22,7 @@ import json
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Final
 
 import redis
 
@@ -60,6 +61,14 @@ FLOOR = "chat-memory's commands alone (no checks, no logic)"
 remember the id, forget the dropped one, the TTLs of the history, the hash of ids and the
 metadata key), with nothing around them: what this layout costs the server whatever the
 script's code."""
+SERVER_ROUNDS: Final = 3
+"""The server-time table takes this many times the run's rounds, and ``SERVER_APPENDS``
+times its operations a round: what a script costs the server moves with the machine's
+other work, and a few hundred appends leave its ratio to chance (5 rounds of 400 read
+chat-memory at 1.67× to 2.69× the minimal script in four runs on one shared machine;
+5 rounds of 2,000 at 1.89× to 2.03×). The server's time is cheap to measure for longer."""
+SERVER_APPENDS: Final = 5
+
 CHAT_MEMORY = "chat-memory add_message"
 RAW_LIST = "raw capped list (RPUSH, LTRIM)"
 

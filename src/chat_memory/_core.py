@@ -271,8 +271,13 @@ class MemoryCore:
             args += [str(item.message.id).encode("utf-8"), item.fingerprint, item.entry]
         return AppendCall(keys, args, encoded, roles, self.checked)
 
-    def finish_append(self, call: AppendCall, reply: Sequence[Any]) -> AppendResult:
-        """Read the script's reply: what was appended, and the stored version of the rest."""
+    def finish_append(self, call: AppendCall, reply: Sequence[Any] | int) -> AppendResult:
+        """Read the script's reply: what was appended, and the stored version of the rest.
+
+        The short way answers its one message, appended, with a bare 1 (see append.lua).
+        """
+        if isinstance(reply, int):
+            reply = [reply]
         stored_before = [outcome != 1 for outcome in reply]
         if not all(stored_before) and not call.short and set("hsm") <= set(call.roles):
             self.checked = True  # a write whose general way asked about every key's writes

@@ -101,6 +101,8 @@ def _run(ttl: int | None, state: str, long_form: bool) -> tuple[Any, dict[bytes 
         reply: Any = client.eval(APPEND_LUA, len(call.keys), *call.keys, *args)
     except redis.ResponseError as refusal:  # the refusal itself is compared
         reply = str(refusal)
+    if reply == 1 and not long_form:  # the short way's bare answer: appended
+        reply = [1]
     stored: dict[bytes | str, Any] = {}
     for key in sorted(client.keys("*")):
         kind = client.type(key)
