@@ -29,6 +29,13 @@ Passes 1 to 5 together are "the acceptance suite alone": everything
 ``pytest features/`` runs in CI. ``--skip cluster --skip sentinel`` leaves out
 passes 4 and 5 (CI's sample: minutes of servers starting and failing over).
 
+The saved run is ``tests/mutation_results.json``, in the repository: each
+mutant's diff and exit codes, and a digest of each function's code as its
+mutants ran (``ran``). ``--update`` runs some functions again into it (or builds
+it from nothing, a piece at a time); ``--update --stale`` picks the functions
+whose code changed since their mutants ran, then those never run. The report
+names both kinds, so it never passes old rows off as the code's.
+
 Then it writes the score by module, both ways, and every mutant the acceptance
 suite lets survive: the ones the unit tests kill, the ones that only change an
 error message's wording, and the ones justified as equivalent in
@@ -40,12 +47,14 @@ the mutants that change behaviour (what CI checks on a sample). ::
 
     python -m tests.mutation                      # the full run: 2h20 on 2 idle cores, and
                                                   # hours more for the cluster and Sentinel passes
+    python -m tests.mutation --update --stale --limit 40  # the same in pieces: the next 40
+                                                  # functions not run on their code as it is
     python -m tests.mutation --from-results       # report the saved run again, after a
                                                   # justification is written down
     python -m tests.mutation --sample 12          # the mutants of 12 random functions
     python -m tests.mutation --module _budget.py  # the modules a change touched
     python -m tests.mutation --update --function _ops.py:compact  # after a test was added for
-                                                  # survivors: run those again, into the full run
+                                                  # survivors: run those again, into the saved run
     python -m tests.mutation --sample 12 --acceptance-only --min-score 75 \
         --skip cluster --skip sentinel --output m.md  # CI
 """
@@ -56,6 +65,7 @@ import argparse
 import ast
 import codecs
 import difflib
+import hashlib
 import json
 import os
 import random
@@ -80,6 +90,9 @@ from tests.llm_stub import running_stub
 
 ROOT = Path(__file__).resolve().parent.parent
 EQUIVALENTS = ROOT / "tests" / "mutation_equivalents.toml"
+RESULTS = ROOT / "tests" / "mutation_results.json"
+"""The saved run, in the repository: each session's machine is new, and a full run is longer
+than a session, so the run is built and kept up to date in pieces (``--update``)."""
 KILLED = {1, 3, 36, 24, -24, 152, 255, 37}  # failed, pytest error, timeout, type check
 UNREACHED = {None, 5, 33}  # mutmut found no test that runs the function
 MUTANT_KEY = re.compile(r"^(?P<module>[\w.]+)\.x(?:ǁ(?P<cls>\w+)ǁ|_)(?P<func>\w+?)__mutmut_\d+$")
@@ -134,6 +147,9 @@ class Report:
     """The passes this run did not make (``--skip``, or a pass whose servers failed), and why."""
     notes: list[str] = field(default_factory=list)
     """What else a reader of the figures needs: the server a pass ran on, one sentence each."""
+    ran: dict[str, str] = field(default_factory=dict)
+    """Each function whose mutants ran (``module:place``), with the digest of the code they
+    ran on (:func:`fingerprints`): what is not there, or differs now, has no current rows."""
 
 
 def place_of(name: str) -> tuple[str, str]:
@@ -149,8 +165,8 @@ def place_of(name: str) -> tuple[str, str]:
 def describe(root: Path = ROOT) -> str:
     """The checkout's commit, marked dirty when the working tree differs from it.
 
-    The report itself does not count: ``--from-results`` rewrites it, and a run
-    after that mutates the commit all the same.
+    The report and the saved run do not count: ``--from-results`` rewrites the
+    one and every run the other, and a run after that mutates the commit all the same.
     """
 
     def git(*args: str) -> str:
@@ -158,7 +174,14 @@ def describe(root: Path = ROOT) -> str:
         return done.stdout.strip()
 
     commit = git("rev-parse", "--short", "HEAD")
-    changed = git("status", "--porcelain", "--", ".", ":(exclude)docs/mutation.md")
+    changed = git(
+        "status",
+        "--porcelain",
+        "--",
+        ".",
+        ":(exclude)docs/mutation.md",
+        f":(exclude){RESULTS.relative_to(ROOT)}",
+    )
     return f"{commit}-dirty" if changed else commit
 
 
@@ -435,12 +458,17 @@ def unused(report: Report, equivalents: list[dict[str, str]]) -> list[dict[str, 
 
     The code they quote changed, a test now kills the mutant (in any pass), a
     rule (message wording, the case of a codec or command name) already explains
-    it, or an entry above says the same: either way, nothing reads them.
+    it, or an entry above says the same: either way, nothing reads them. Only
+    the entries of functions whose mutants ran are judged.
     """
     if report.sample:
         return []
     used = classify(report, equivalents)
-    return [entry for index, entry in enumerate(equivalents) if index not in used]
+    return [
+        entry
+        for index, entry in enumerate(equivalents)
+        if index not in used and (not report.ran or entry["place"] in report.ran)
+    ]
 
 
 def classify(report: Report, equivalents: list[dict[str, str]]) -> set[int]:
@@ -585,8 +613,34 @@ def still_left_out(report: Report) -> list[str]:
     return said
 
 
-def render(report: Report) -> str:
-    """The Markdown of docs/mutation.md."""
+def _outdated_lines(report: Report, current: dict[str, str]) -> list[str]:
+    """What the report cannot speak for: functions not run, or run on older code."""
+    never, older = outdated(report, current)
+    lines = []
+    if never:
+        modules = Counter(place.split(":")[0] for place in never)
+        lines += [
+            f"**Not run yet: the mutants of {len(never)} of the {len(current)} functions**"
+            " (the scores below leave them out): "
+            + ", ".join(f"{count} of {module}" for module, count in sorted(modules.items()))
+            + ". `python -m tests.mutation --update --stale` runs them.",
+            "",
+        ]
+    if older:
+        lines += [
+            f"**Run on older code: {len(older)} function(s)** (their rows are of the code"
+            " before it changed): " + ", ".join(f"`{place}`" for place in older) + ".",
+            "",
+        ]
+    return lines
+
+
+def render(report: Report, current: dict[str, str] | None = None) -> str:
+    """The Markdown of docs/mutation.md.
+
+    With ``current`` (:func:`fingerprints` of the source now), it names the
+    functions whose mutants have not run on their code as it is.
+    """
     by_module: dict[str, list[Mutant]] = {}
     for mutant in report.mutants:
         by_module.setdefault(mutant.module, []).append(mutant)
@@ -601,6 +655,7 @@ def render(report: Report) -> str:
         + (" **This is a sample run, not the full one.**" if report.sample else "")
         + "".join(f" **Left out: {passed}.**" for passed in still_left_out(report)),
         "",
+        *(_outdated_lines(report, current) if current is not None else []),
         "mutmut changes the library one small edit at a time (a flipped comparison, a",
         "dropped argument, an off-by-one) and runs the tests against each edit. A",
         "mutant the tests let pass is a change to the code that nobody would notice.",
@@ -669,7 +724,12 @@ def save_report(report: Report, path: Path) -> None:
     data = asdict(report)
     for mutant in data["mutants"]:
         del mutant["verdict"]
-    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    mutants = data.pop("mutants")
+    # One mutant a line: an update's diff in git is the lines of the functions it ran.
+    head = json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True)
+    rows = ",\n".join(json.dumps(m, ensure_ascii=False) for m in mutants)
+    text = head[:-2] + f',\n "mutants": [\n{rows}\n ]\n}}\n'
+    path.write_text(text, encoding="utf-8")
 
 
 def load_report(path: Path) -> Report:
@@ -679,25 +739,54 @@ def load_report(path: Path) -> Report:
     return Report(mutants=mutants, **data)
 
 
-def function_patterns(package: Path) -> list[str]:
-    """The mutmut name pattern of every function and method mutmut mutates, sorted."""
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _functions(package: Path) -> Iterator[tuple[str, str | None, Function]]:
+    """Each function and method mutmut mutates: its module's stem, its class, its node."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mutmut"]
     skipped = {Path(p).name for p in config.get("do_not_mutate", [])}
-    patterns = []
     for path in sorted(p for p in package.glob("*.py") if p.name not in skipped):
-        module = f"chat_memory.{path.stem}"
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        functions = (ast.FunctionDef, ast.AsyncFunctionDef)
         for node in tree.body:
-            if isinstance(node, functions):
-                patterns.append(f"{module}.x_{node.name}__mutmut_*")
+            if isinstance(node, Function):
+                yield path.stem, None, node
             elif isinstance(node, ast.ClassDef):
-                patterns += [
-                    f"{module}.xǁ{node.name}ǁ{item.name}__mutmut_*"
-                    for item in node.body
-                    if isinstance(item, functions)
-                ]
-    return patterns
+                for item in node.body:
+                    if isinstance(item, Function):
+                        yield path.stem, node.name, item
+
+
+def function_patterns(package: Path) -> list[str]:
+    """The mutmut name pattern of every function and method mutmut mutates, sorted."""
+    return [
+        f"chat_memory.{stem}.x{f'ǁ{cls}ǁ' if cls else '_'}{node.name}__mutmut_*"
+        for stem, cls, node in _functions(package)
+    ]
+
+
+def fingerprints(package: Path) -> dict[str, str]:
+    """Each function mutmut mutates (``module:place``), with a digest of its code.
+
+    The digest is of its syntax tree, docstring left out: moving a function or
+    rewording its docstring changes none of its mutants, any other edit may.
+    """
+    digests = {}
+    for stem, cls, node in _functions(package):
+        body = node.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]  # the docstring
+        code = "\n".join(ast.dump(part) for part in [*node.decorator_list, node.args, *body])
+        place = f"{cls}.{node.name}" if cls else node.name
+        digests[f"{stem}.py:{place}"] = hashlib.sha256(code.encode()).hexdigest()[:12]
+    return digests
+
+
+def outdated(report: Report, current: dict[str, str]) -> tuple[list[str], list[str]]:
+    """The functions whose mutants never ran into ``report``, and those that ran on older code."""
+    never = [place for place in current if place not in report.ran]
+    older = [p for p in current if p in report.ran and report.ran[p] != current[p]]
+    return never, older
 
 
 def chosen_by(pattern: str, modules: list[str], functions: list[str]) -> bool:
@@ -709,20 +798,23 @@ def chosen_by(pattern: str, modules: list[str], functions: list[str]) -> bool:
 def update(
     saved: Report, rerun: Report, modules: list[str], functions: list[str], present: list[str]
 ) -> Report:
-    """The saved full run, with the mutants of ``modules`` and ``functions`` as ``rerun`` found.
+    """The saved run, with the mutants of ``modules`` and ``functions`` as ``rerun`` found.
 
-    For a run after tests were added: the other mutants keep their saved fate,
-    and the report says what ran again, and on which commit. The saved mutants of
-    a function no longer in the source (``present``: :func:`function_patterns`)
-    are dropped, and the report names it: nothing can kill them now.
+    For a run after tests were added or the code changed: the other mutants keep
+    their saved fate, and the report says what ran again, and on which commit. An
+    empty ``saved`` (``Report()``) is a saved run built from nothing, a piece at a
+    time. The saved mutants of a function no longer in the source (``present``:
+    :func:`function_patterns`) are dropped, and the report names it: nothing can
+    kill them now.
     """
     if saved.sample:
-        raise SystemExit("--update needs the results of a full run, not of a sample")
+        raise SystemExit("--update needs the saved run, not the results of a sample")
     kept = [m for m in saved.mutants if not chosen_by(m.name, modules, functions)]
     gone = sorted({f"`{m.module}:{m.place}`" for m in kept if not matches(m.name, present)})
     kept = [m for m in kept if matches(m.name, present)]
     what = ", ".join([f"`{m}`" for m in modules] + [f"`{f}`" for f in functions])
-    said = f"the mutants of {what} ran again on commit `{rerun.source}`"
+    again = " again" if saved.mutants or saved.ran else ""  # not in a run built from nothing
+    said = f"the mutants of {what} ran{again} on commit `{rerun.source}`"
     said += "".join(f" ({note[0].lower()}{note[1:]})" for note in rerun.notes)
     if gone:
         said += f"; those of {', '.join(gone)}, no longer in the source, were dropped"
@@ -734,7 +826,16 @@ def update(
         updates=[*saved.updates, said],
         left_out=[*saved.left_out, *rerun.left_out],
         notes=saved.notes,
+        ran={
+            **{p: d for p, d in saved.ran.items() if p in present_places(present)},
+            **rerun.ran,
+        },
     )
+
+
+def present_places(patterns: list[str]) -> set[str]:
+    """The ``module:place`` of each of mutmut's function name ``patterns``."""
+    return {":".join(place_of(p.replace("*", "1"))) for p in patterns}
 
 
 def matches(name: str, patterns: list[str]) -> bool:
@@ -776,6 +877,12 @@ def run_passes(args: argparse.Namespace) -> Report:
             if not names or (code is not None and matches(name, names))
         )
         report = Report(sample=bool(names), source=source)
+        digests = fingerprints(snapshot / "src" / "chat_memory")
+        report.ran = {
+            place: digest
+            for place, digest in digests.items()
+            if not names or place in present_places(names)
+        }
         for name in chosen:
             module, place = place_of(name)
             report.mutants.append(Mutant(name, module, place, features.get(name)))
@@ -960,8 +1067,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--update",
         action="store_true",
-        help="run the mutants of --module and --function again and put them into the saved"
-        " full run (after tests were added for them), instead of reporting them alone",
+        help="run the mutants of --module, --function or --stale again and put them into the"
+        " saved run (after tests were added for them, or the code changed), instead of"
+        " reporting them alone; the first update builds the saved run from nothing",
     )
     parser.add_argument("--output", type=Path, default=ROOT / "docs" / "mutation.md")
     parser.add_argument(
@@ -991,10 +1099,23 @@ def main(argv: list[str] | None = None) -> int:
         " that change behaviour",
     )
     parser.add_argument(
+        "--stale",
+        action="store_true",
+        help="with --update: run the functions whose mutants have not run on their code as it"
+        " is (never, or before it changed), those that changed first",
+    )
+    parser.add_argument(
+        "--limit",
+        type=int,
+        metavar="N",
+        help="with --stale: only the first N of them (a piece that fits the time there is)",
+    )
+    parser.add_argument(
         "--results",
         type=Path,
-        default=ROOT / ".mutation" / "results.json",
-        help="where every mutant's diff and exit codes are saved (default: .mutation/results.json)",
+        help="where every mutant's diff and exit codes are saved (default: the saved run,"
+        " tests/mutation_results.json, which a sample or --module run without --update leaves"
+        " alone)",
     )
     parser.add_argument(
         "--from-results",
@@ -1004,23 +1125,36 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    if args.update and (args.sample or not (args.module or args.function)):
-        parser.error("--update runs again the mutants of --module or --function, not a sample")
+    if args.update and (args.sample or not (args.module or args.function or args.stale)):
+        parser.error("--update runs the mutants of --module, --function or --stale, not a sample")
     if args.update and args.skip:
-        parser.error("--update puts its mutants into the full run: it makes every pass (no --skip)")
+        parser.error("--update puts its mutants into the saved run: it makes every pass, no --skip")
+    if (args.stale or args.limit) and not args.update:
+        parser.error("--stale and --limit choose what --update runs")
+    results = args.results or RESULTS
+    current = fingerprints(ROOT / "src" / "chat_memory")
     if args.from_results:
-        report = load_report(args.results)
+        report = load_report(results)
     elif args.update:
         present = function_patterns(ROOT / "src" / "chat_memory")
-        saved = load_report(args.results)
-        report = update(saved, run_passes(args), args.module, args.function, present)
-        save_report(report, args.results)
+        # The first update builds the saved run from nothing, one piece at a time.
+        saved = load_report(results) if results.exists() else Report()
+        if args.stale:
+            never, older = outdated(saved, current)
+            args.function += [*older, *never][: args.limit]
+        if args.module or args.function:
+            report = update(saved, run_passes(args), args.module, args.function, present)
+            save_report(report, results)
+        else:
+            print(f"{results}: every function's mutants ran on its code as it is")
+            report = saved
     else:
         report = run_passes(args)
-        save_report(report, args.results)
+        if not report.sample or args.results:  # a sample never replaces the saved run
+            save_report(report, results)
     equivalents = load_equivalents()
     classify(report, equivalents)
-    args.output.write_text(render(report))
+    args.output.write_text(render(report, None if report.sample else current))
     for entry in unused(report, equivalents):
         print(f"{EQUIVALENTS.name}: gives no verdict: {entry['place']} {entry['from']!r}")
     unexplained = [m for m in report.mutants if m.verdict == "unexplained"]

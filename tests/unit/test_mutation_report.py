@@ -1,5 +1,6 @@
 """The mutation report's own logic: how survivors are classified and scored (issue 14)."""
 
+import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from fnmatch import fnmatch
@@ -22,9 +23,11 @@ from tests.mutation import (
     command_case,
     describe,
     diffs_of,
+    fingerprints,
     function_patterns,
     is_wording,
     load_report,
+    outdated,
     place_of,
     render,
     replicated_only,
@@ -341,6 +344,8 @@ def test_the_commit_is_dirty_for_any_change_but_the_report(tmp_path: Path) -> No
     git("init", "-q")
     git("add", ".")
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "mutation_results.json").write_text("{}")  # new, then changed
     (tmp_path / "docs" / "mutation.md").write_text("new")
     assert not describe(tmp_path).endswith("-dirty")
     (tmp_path / "code.py").write_text("a = 2")
@@ -482,3 +487,115 @@ def test_a_replicated_pass_without_survivors_starts_nothing(tmp_path: Path) -> N
     report = Report(mutants=[other])
     alive = replicated_pass(report, "sentinel", tmp_path / "w", tmp_path, [other], setting)
     assert (alive, other.sentinel, report.left_out) == ([other], None, [])
+
+
+def _package(tmp_path: Path, source: str) -> Path:
+    package = tmp_path / "chat_memory"
+    package.mkdir(exist_ok=True)
+    (package / "_keys.py").write_text(source, encoding="utf-8")
+    return package
+
+
+def test_a_functions_digest_changes_with_its_code_not_its_place_or_docstring(
+    tmp_path: Path,
+) -> None:
+    # The saved run outlives the machine: what it says of a function holds only for the code
+    # its mutants ran on, and the report must tell when that code has changed since.
+    code = 'def f(a):\n    """Doc."""\n    return a + 1\n\n\n'
+    code += "class K:\n    def g(self):\n        return 2\n"
+    before = fingerprints(_package(tmp_path, code))
+    assert sorted(before) == ["_keys.py:K.g", "_keys.py:f"]
+    moved = "\n\n# a comment\n" + code.replace('"""Doc."""', '"""Other words."""')
+    assert fingerprints(_package(tmp_path, moved)) == before
+    changed = fingerprints(_package(tmp_path, code.replace("a + 1", "a + 2")))
+    assert changed["_keys.py:f"] != before["_keys.py:f"]
+    assert changed["_keys.py:K.g"] == before["_keys.py:K.g"]
+
+
+def test_the_report_names_functions_not_run_or_run_on_older_code() -> None:
+    report = Report(mutants=[mutant("a = 1", "a = 2", features=1)], ran={"_keys.py:f": "old"})
+    classify(report, equivalents=[])
+    current = {"_keys.py:f": "new", "_keys.py:g": "x", "_ops.py:h": "y"}
+    assert outdated(report, current) == (["_keys.py:g", "_ops.py:h"], ["_keys.py:f"])
+    text = render(report, current)
+    assert "**Not run yet: the mutants of 2 of the 3 functions**" in text
+    assert "1 of _keys.py, 1 of _ops.py" in text
+    assert "**Run on older code: 1 function(s)** (their rows are of the code" in text
+    assert "before it changed): `_keys.py:f`." in text
+    report.ran["_keys.py:f"] = "new"
+    text = render(report, {"_keys.py:f": "new"})
+    assert "Not run yet" not in text
+    assert "older code" not in text
+
+
+def test_updates_build_the_saved_run_from_nothing_and_keep_each_functions_digest() -> None:
+    first = Report(
+        mutants=[named("chat_memory._ops.x_compact__mutmut_1", 1)],
+        sample=True,
+        source="aaa",
+        ran={"_ops.py:compact": "c1"},
+    )
+    present = ["chat_memory._ops.x_compact__mutmut_*", "chat_memory._ops.x_clear__mutmut_*"]
+    saved = update(Report(), first, [], ["_ops.py:compact"], present)
+    assert (saved.sample, saved.ran) == (False, {"_ops.py:compact": "c1"})
+    assert saved.updates == ["the mutants of `_ops.py:compact` ran on commit `aaa`"]
+    second = Report(mutants=[named("chat_memory._ops.x_clear__mutmut_1", 0)], source="bbb")
+    second.ran = {"_ops.py:clear": "k1"}
+    saved = update(saved, second, [], ["_ops.py:clear"], present)
+    assert saved.ran == {"_ops.py:compact": "c1", "_ops.py:clear": "k1"}
+    assert len(saved.mutants) == 2
+    third = Report(mutants=[named("chat_memory._ops.x_clear__mutmut_1", 1)], source="ccc")
+    third.ran = {"_ops.py:clear": "k2"}
+    saved = update(saved, third, [], ["_ops.py:clear"], present[1:])  # compact was removed
+    assert saved.ran == {"_ops.py:clear": "k2"}
+    assert saved.updates[-1].startswith("the mutants of `_ops.py:clear` ran again on commit `ccc`")
+
+
+def test_stale_runs_the_changed_functions_first_then_the_new_ones_and_saves_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    current = fingerprints(ROOT / "src" / "chat_memory")
+    places = list(current)
+    changed, kept = places[5], places[6]
+    saved = Report(ran={changed: "older code", kept: current[kept]})
+    save_report(saved, tmp_path / "results.json")
+    asked: list[list[str]] = []
+
+    def run_passes(args: argparse.Namespace) -> Report:
+        chosen = list(args.function)
+        asked.append(chosen)
+        return Report(sample=True, source="now", ran={p: current[p] for p in chosen})
+
+    monkeypatch.setattr(tests.mutation, "run_passes", run_passes)
+    where = ["--results", str(tmp_path / "results.json"), "--output", str(tmp_path / "m.md")]
+    tests.mutation.main(["--update", "--stale", "--limit", "3", *where])
+    never = [p for p in places if p not in (changed, kept)]
+    assert asked == [[changed, *never[:2]]]
+    again = load_report(tmp_path / "results.json")
+    assert again.ran == {changed: current[changed], kept: current[kept]} | {
+        p: current[p] for p in never[:2]
+    }
+    text = (tmp_path / "m.md").read_text()
+    assert f"**Not run yet: the mutants of {len(never) - 2} of the {len(places)}" in text
+
+
+def test_a_sample_does_not_replace_the_saved_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tests.mutation, "RESULTS", tmp_path / "results.json")
+    monkeypatch.setattr(tests.mutation, "run_passes", lambda args: Report(sample=True))
+    assert tests.mutation.main(["--sample", "2", "--output", str(tmp_path / "m.md")]) == 0
+    assert not (tmp_path / "results.json").exists()
+
+
+def test_the_saved_run_reads_back_as_saved_one_mutant_a_line(tmp_path: Path) -> None:
+    report = Report(
+        mutants=[mutant("a = 1", "a = 2", features=1), mutant("a = 1", "a = 3")],
+        source="abc",
+        ran={"_keys.py:f": "d1"},
+        updates=["u"],
+    )
+    save_report(report, tmp_path / "results.json")
+    lines = (tmp_path / "results.json").read_text().splitlines()
+    assert sum(line.startswith('{"name": ') for line in lines) == 2
+    assert load_report(tmp_path / "results.json") == report
