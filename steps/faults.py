@@ -391,6 +391,18 @@ def told_refused_after_storing(
         assert f"refused '{command}'" in str(error), str(error)
 
 
+@then(parsers.parse('the app is told what is left undone: "{undone}"'))
+def told_what_is_left_undone(memory: MemoryService, attempt: Attempt, undone: str) -> None:
+    """The error says which of the append's promises the refused write leaves unkept.
+
+    Then the app is told what is left undone: "the session's expiry was not refreshed"
+    """
+    error = attempt.failure(memory, PartialWriteError)
+    if not isinstance(error, PartialWriteError):
+        return
+    assert f"so sending it again is safe, but {undone}" in str(error), str(error)
+
+
 @then(
     parsers.re(
         r"the app is told that sending the message again (?P<safety>is safe|would store it twice)"

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from chat_memory import CorruptEntryError, ImportResult, MemoryService
+from chat_memory import CorruptEntryError, ImportResult, MemoryService, NotReplicatedError
 from chat_memory_suite.compare import expect_text
 from chat_memory_suite.tables import reads_json
 
@@ -190,6 +190,33 @@ def session_metadata_is(memory: MemoryService, session_id: str, docstring: str) 
     Then the session's metadata is:
     """
     expect_text("the session's metadata", memory.get_metadata(session_id), json.loads(docstring))
+
+
+@then("the session has no metadata")
+def session_has_no_metadata(memory: MemoryService, session_id: str) -> None:
+    """The current session's metadata was never set, or is gone.
+
+    Then the session has no metadata
+    """
+    assert memory.get_metadata(session_id) == {}, memory.get_metadata(session_id)
+
+
+@then(
+    parsers.parse(
+        "the import is reported as stored but confirmed by no replica,"
+        " having added {count:d} messages"
+    )
+)
+def import_not_replicated(attempt: Attempt, count: int) -> None:
+    """The import raised NotReplicatedError, handing back its report of what it stored.
+
+    Then the import is reported as stored but confirmed by no replica, having added 2 messages
+    """
+    error = attempt.error
+    assert isinstance(error, NotReplicatedError), f"not a NotReplicatedError: {error!r}"
+    assert error.confirmed == 0 < error.wanted, str(error)
+    assert isinstance(error.reply, ImportResult), f"the error hands back {error.reply!r}"
+    assert len(error.reply.imported) == count, f"the error hands back {error.reply}"
 
 
 @then("the export is:")

@@ -33,6 +33,7 @@ from chat_memory import (
     ForgetResult,
     InvalidInputError,
     MemoryService,
+    NotReplicatedError,
     SessionInfo,
 )
 from chat_memory_suite.adapter import requires
@@ -534,6 +535,24 @@ def erasure_removed(users: Users, names: str) -> None:
     Then the erasure removed the sessions "paris" and "cv"
     """
     assert sorted(_last_erasure(users).sessions) == sorted(_names(names))
+
+
+@then(
+    parsers.parse(
+        "the erasure is reported as done but confirmed by no replica,"
+        " having removed the sessions {names}"
+    )
+)
+def erasure_not_replicated(attempt: Attempt, names: str) -> None:
+    """The erasure raised NotReplicatedError, handing back its report of what it removed.
+
+    Then the erasure is reported as done but confirmed by no replica, having removed the sessions "paris" and "cv"
+    """
+    error = attempt.error
+    assert isinstance(error, NotReplicatedError), f"not a NotReplicatedError: {error!r}"
+    assert error.confirmed == 0 < error.wanted, str(error)
+    assert isinstance(error.reply, ForgetResult), f"the error hands back {error.reply!r}"
+    assert sorted(error.reply.sessions) == sorted(_names(names)), str(error.reply)
 
 
 @given(parsers.parse('user "{user}" has {count:d} sessions'))

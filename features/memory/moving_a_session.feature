@@ -83,6 +83,21 @@ Feature: Moving a session
       Then the import is refused, naming entry 2 of the session as corrupt
       And exporting the session fails, naming entry 2 as corrupt
 
+    Scenario: Importing into a session whose key holds another type is refused, naming the key, and nothing is written
+      Given a new session "paris"
+      And the user said "from the backup"
+      And the session has this metadata:
+        """
+        {"title": "Paris"}
+        """
+      And the session was exported
+      And a new session "rome"
+      And another service stored a list under the session's seen key
+      When the app imports the export into the session
+      Then the refusal names the session's seen key as holding a list
+      And the context is empty
+      And the session has no metadata
+
   Rule: A broken export is refused whole, and nothing is written
 
     Scenario: An export with a broken line is refused, naming the line

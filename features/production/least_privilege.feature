@@ -87,6 +87,18 @@ Feature: Least privilege
         | pexpire     |
         | rpop        |
 
+    # An import with metadata is two writes: the refusal of the first is the import's own.
+    Scenario: An import by a user without "rpush" is refused with the server's reason, and nothing is written
+      Given the memory runs as a Redis user allowed what the README lists except "rpush"
+      And a new session "alice"
+      When the app imports this export into the session:
+        """
+        {"chat_memory_export": 1, "session_id": "paris", "metadata": {"title": "Paris"}}
+        {"v": 1, "id": "m-1", "role": "user", "content": "hello", "created_at": 1796205600.0}
+        """
+      Then the message is refused by the server with the reason "'rpush'"
+      And the server holds no key at all
+
     # The memory's first append asks about every command, on a session with history too.
     @permission_precheck
     Scenario Outline: A user without "<command>" is refused on a session with history, and nothing more is written
@@ -145,12 +157,13 @@ Feature: Least privilege
       When the user tries to say "are you there?"
       Then the app is told that Redis refused "<command>" after storing the message
       And the app is told that sending the message again is safe
+      And the app is told what is left undone: "<left undone>"
 
       Examples:
-        | command |
-        | lpop    |
-        | hdel    |
-        | pexpire |
+        | command | left undone                                                          |
+        | lpop    | the history is over its limit until an append may trim it            |
+        | hdel    | the ids of messages the history limit dropped are still remembered   |
+        | pexpire | the session's expiry was not refreshed                               |
 
     Scenario: A user whose "hset" and "rpop" were revoked is told the message was stored but not its id
       Given the memory runs as a Redis user allowed only what the README lists
