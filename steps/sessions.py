@@ -133,6 +133,17 @@ def sessions_expire(memory_settings: MemorySettings, clock: ScenarioClock, minut
     memory_settings.change(ttl=timedelta(minutes=minutes))
 
 
+@given("the app was restarted", target_fixture="memory")
+def app_restarted(
+    memory_settings: MemorySettings, services: Services, namespace: str
+) -> MemoryService:
+    """The app starts again with the same settings: a new memory over the same store.
+
+    Given the app was restarted
+    """
+    return redeployed(memory_settings, services, namespace)
+
+
 @given("the app was redeployed with sessions that never expire", target_fixture="memory")
 @requires("ttl")
 def redeployed_without_expiry(

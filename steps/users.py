@@ -553,6 +553,8 @@ def erasure_not_replicated(attempt: Attempt, names: str) -> None:
     assert error.confirmed == 0 < error.wanted, str(error)
     assert isinstance(error.reply, ForgetResult), f"the error hands back {error.reply!r}"
     assert sorted(error.reply.sessions) == sorted(_names(names)), str(error.reply)
+    # No message to resend: the error offers none (asking again is safe all the same).
+    assert str(error).endswith("a failover now could lose it"), str(error)
 
 
 @given(parsers.parse('user "{user}" has {count:d} sessions'))

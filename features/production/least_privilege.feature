@@ -135,6 +135,18 @@ Feature: Least privilege
       Then the message is refused by the server with the reason "'persist'"
       And the context contains 2 messages
 
+    # A refused append vouches for nothing: the next one asks about every write again.
+    @permission_precheck
+    Scenario: A user without "pexpire" is refused whole again on the next message
+      Given the memory runs as a Redis user allowed what the README lists except "pexpire"
+      And sessions expire after 30 minutes of inactivity
+      And a new session "alice"
+      And the session already holds 2 messages, stored by a user with every permission
+      And the user tried to say "hello"
+      When the user tries to say "are you there?"
+      Then the message is refused by the server with the reason "'pexpire'"
+      And the context contains 2 messages
+
   Rule: A permission revoked while the memory runs is found by the write it refuses
 
     # The memory asks every permission on its first append, then appends one message
@@ -146,6 +158,31 @@ Feature: Least privilege
       And the operator has since revoked "hset" from the memory's Redis user
       When the user tries to say "are you there?"
       Then the message is refused by the server with the reason "'hset'"
+      And the context contains 1 message
+
+    # Nor can a message no replica confirmed: the call failed.
+    @permission_precheck
+    Scenario: A message no replica confirmed does not spare the next one the permission check
+      Given the memory runs as a Redis user allowed only what the README lists
+      And sessions expire after 30 minutes of inactivity
+      And every write waits for 1 replica to confirm it within 200 milliseconds
+      And the user tried to say "hello"
+      And the operator has since revoked "pexpire" from the memory's Redis user
+      When the user tries to say "are you there?"
+      Then the message is refused by the server with the reason "'pexpire'"
+      And the context contains 1 message
+
+    # A resent message appends nothing: it cannot vouch that the writes it would make are allowed.
+    @permission_precheck
+    Scenario: After a restart, a message sent again first does not spare the next one the permission check
+      Given the memory runs as a Redis user allowed only what the README lists
+      And sessions expire after 30 minutes of inactivity
+      And the user sent message "m-1" saying "hello"
+      And the app was restarted
+      And the user sent message "m-1" saying "hello"
+      And the operator has since revoked "pexpire" from the memory's Redis user
+      When the user tries to say "are you there?"
+      Then the message is refused by the server with the reason "'pexpire'"
       And the context contains 1 message
 
     # The history is at its default limit of 20: the next message drops the oldest.
