@@ -970,28 +970,7 @@ def run_passes(args: argparse.Namespace) -> Report:
                 codes = run_mutmut(
                     unit_dir,
                     [m.name for m in alive],
-                    # It breaks the library on purpose and reruns the acceptance suite in child
-                    # processes: about the suite, not the library, and minutes per mutant.
-                    pytest_args=[
-                        "--ignore=tests/unit/test_suite_catches_regressions.py",
-                        # mutmut defines its trampolines inside each class, as public
-                        # attributes with wrapped signatures: this test would see them as
-                        # methods without twins.
-                        "--deselect=tests/unit/test_async.py::"
-                        "test_every_public_method_has_a_twin_with_the_same_signature",
-                        # It reads the library's source text, where mutmut has written every
-                        # mutant of every function: it would find the mutated command names.
-                        "--ignore=tests/unit/test_acl.py",
-                        # The steps come from the installed plugin, outside this copy, so the
-                        # catalog names them chat-memory/steps/...: docs/steps.md "differs".
-                        "--deselect=tests/unit/test_catalog.py::test_docs_steps_md_is_up_to_date",
-                        # So does --bdd-check, whose sample docs/writing-scenarios.md shows.
-                        "--deselect=tests/unit/test_check.py::"
-                        "test_the_guides_bdd_check_sample_is_what_the_check_prints",
-                        # The README states the last report, which this run is about to replace.
-                        "--deselect=tests/unit/test_readme.py::"
-                        "test_the_mutation_figures_shown_are_docs_mutation_mds",
-                    ],
+                    pytest_args=UNIT_PASS_ARGS,
                     tests=["tests/unit/"],
                     env={},
                 )
@@ -1002,6 +981,30 @@ def run_passes(args: argparse.Namespace) -> Report:
             for mutant in alive:
                 mutant.unit = codes.get(mutant.name)
     return report
+
+
+UNIT_PASS_ARGS: Final = [
+    # It breaks the library on purpose and reruns the acceptance suite in child
+    # processes: about the suite, not the library, and minutes per mutant.
+    "--ignore=tests/unit/test_suite_catches_regressions.py",
+    # mutmut defines its trampolines inside each class, as public
+    # attributes with wrapped signatures: this test would see them as
+    # methods without twins.
+    "--deselect=tests/unit/test_async.py::"
+    "test_every_public_method_has_a_twin_with_the_same_signature",
+    # It reads the library's source text, where mutmut has written every
+    # mutant of every function: it would find the mutated command names.
+    "--ignore=tests/unit/test_acl.py",
+    # The steps come from the installed plugin, outside this copy, so the
+    # catalog names them chat-memory/steps/...: docs/steps.md "differs".
+    "--deselect=tests/unit/test_catalog.py::test_docs_steps_md_is_up_to_date",
+    # So does --bdd-check, whose sample docs/writing-scenarios.md shows.
+    "--deselect=tests/unit/test_check.py::"
+    "test_the_guides_bdd_check_sample_is_what_the_check_prints",
+    # The README states the last report, which this run is about to replace.
+    "--deselect=tests/unit/test_readme.py::test_the_mutation_figures_shown_are_docs_mutation_mds",
+]
+"""pytest's arguments in the unit-test pass (6): the tests that cannot judge a mutant left out."""
 
 
 Setting = tuple[list[str], dict[str, str]]
