@@ -813,7 +813,9 @@ def update(
     gone = sorted({f"`{m.module}:{m.place}`" for m in kept if not matches(m.name, present)})
     kept = [m for m in kept if matches(m.name, present)]
     what = ", ".join([f"`{m}`" for m in modules] + [f"`{f}`" for f in functions])
-    again = " again" if saved.mutants or saved.ran else ""  # not in a run built from nothing
+    # "again" if the saved run has these functions' mutants (one saved before ``ran``: any).
+    ran_before = any(p in saved.ran for p in rerun.ran) or (bool(saved.mutants) and not saved.ran)
+    again = " again" if ran_before else ""
     said = f"the mutants of {what} ran{again} on commit `{rerun.source}`"
     said += "".join(f" ({note[0].lower()}{note[1:]})" for note in rerun.notes)
     if gone:

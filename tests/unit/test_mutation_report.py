@@ -542,6 +542,7 @@ def test_updates_build_the_saved_run_from_nothing_and_keep_each_functions_digest
     second = Report(mutants=[named("chat_memory._ops.x_clear__mutmut_1", 0)], source="bbb")
     second.ran = {"_ops.py:clear": "k1"}
     saved = update(saved, second, [], ["_ops.py:clear"], present)
+    assert saved.updates[-1] == "the mutants of `_ops.py:clear` ran on commit `bbb`"  # first time
     assert saved.ran == {"_ops.py:compact": "c1", "_ops.py:clear": "k1"}
     assert len(saved.mutants) == 2
     third = Report(mutants=[named("chat_memory._ops.x_clear__mutmut_1", 1)], source="ccc")
