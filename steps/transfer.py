@@ -217,6 +217,9 @@ def import_not_replicated(attempt: Attempt, count: int) -> None:
     assert error.confirmed == 0 < error.wanted, str(error)
     assert isinstance(error.reply, ImportResult), f"the error hands back {error.reply!r}"
     assert len(error.reply.imported) == count, f"the error hands back {error.reply}"
+    # To resend them: the messages' write, not the metadata's, is the error's.
+    resend = [(m.id, m.content) for m in error.messages]
+    assert resend == [(m.id, m.content) for m in error.reply.imported], str(error)
 
 
 @then("the export is:")
