@@ -65,18 +65,20 @@ def test_the_readme_suite_time_is_the_one_docs_suite_speed_measured() -> None:
 
 def test_the_mutation_figures_shown_are_docs_mutation_mds() -> None:
     report = (ROOT / "docs" / "mutation.md").read_text(encoding="utf-8")
-    source = re.search(r"Mutated: commit `([^`]+)`", report)
+    header = report.split("\n\n")[1]
+    commits = re.findall(r"(?:Mutated: commit|ran(?: again)? on commit) `([^`]+)`", header)
     row = re.search(
         r"^\| \*\*library\*\* \| (\d+) \| [\d.]+% \| ([\d.]+%) \| ([\d.]+%) \| ([\d.]+%) \|",
         report,
         re.M,
     )
-    assert source is not None
+    assert commits
     assert row is not None
     counted, alone, behaviour, with_unit = row.groups()
     project = page("project.md")
-    claim = " ".join(project[project.index("The last full run") :].split("\n\n")[0].split())
-    assert f"commit {source[1]}" in claim, claim
+    claim = " ".join(project[project.index("The saved run (") :].split("\n\n")[0].split())
+    for commit in commits:
+        assert f"commit {commit}" in claim or f"commits {commit}" in claim, (commit, claim)
     assert f"{int(counted):,} mutants counted" in claim, claim
     assert f"alone kills {alone} of them, and {behaviour} of those" in claim, claim
     assert f"With the unit tests, {with_unit} are killed" in claim, claim
@@ -87,6 +89,12 @@ def test_the_mutation_figures_shown_are_docs_mutation_mds() -> None:
         assert "no survivor is unexplained" in claim, claim
     else:
         assert f"{unexplained[1]} survivors are still unexplained" in claim, claim
+    not_run = re.search(r"Not run yet: the mutants of (\d+) of the (\d+) functions", report)
+    if not_run is None:
+        assert "of every function" in claim, claim
+    else:
+        ran = int(not_run[2]) - int(not_run[1])
+        assert f"of {ran} of the {not_run[2]} functions" in claim, claim
 
 
 def test_the_package_description_is_the_readme_as_an_index_shows_it() -> None:
