@@ -820,6 +820,7 @@ def update(
     said += "".join(f" ({note[0].lower()}{note[1:]})" for note in rerun.notes)
     if gone:
         said += f"; those of {', '.join(gone)}, no longer in the source, were dropped"
+    places = present_places(present)
     return Report(
         mutants=sorted(kept + rerun.mutants, key=lambda m: m.name),
         sample=False,
@@ -829,7 +830,7 @@ def update(
         left_out=[*saved.left_out, *rerun.left_out],
         notes=saved.notes,
         ran={
-            **{p: d for p, d in saved.ran.items() if p in present_places(present)},
+            **{p: d for p, d in saved.ran.items() if p in places},
             **rerun.ran,
         },
     )
@@ -880,11 +881,8 @@ def run_passes(args: argparse.Namespace) -> Report:
         )
         report = Report(sample=bool(names), source=source)
         digests = fingerprints(snapshot / "src" / "chat_memory")
-        report.ran = {
-            place: digest
-            for place, digest in digests.items()
-            if not names or place in present_places(names)
-        }
+        places = present_places(names)
+        report.ran = {p: d for p, d in digests.items() if not names or p in places}
         for name in chosen:
             module, place = place_of(name)
             report.mutants.append(Mutant(name, module, place, features.get(name)))
