@@ -22,7 +22,7 @@ import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import pytest
 from pytest_bdd import given, parsers, then, when
@@ -35,6 +35,7 @@ from chat_memory import (
     Message,
     MessageIdConflictError,
     MessageTooLargeError,
+    NotReplicatedError,
     Role,
     StorageUnavailableError,
     ToolCall,
@@ -43,6 +44,8 @@ from chat_memory._codec import encode_for_storage
 from chat_memory_suite.adapter import AdaptedMemory, requires
 from chat_memory_suite.collect import NOT_SUPPORTED
 from chat_memory_suite.tables import MESSAGE_COLUMNS, exchange, messages, reads_json, reads_table
+
+Reply = TypeVar("Reply")
 
 
 class Attempt:
@@ -96,6 +99,18 @@ class Attempt:
             if isinstance(self.error, StorageUnavailableError):  # what whoever reads the log sees
                 assert "nothing was" in str(self.error), f"the error does not say so: {self.error}"
         return self.error
+
+    def not_replicated(self, reply: type[Reply]) -> tuple[NotReplicatedError, Reply]:
+        """The attempt's NotReplicatedError, confirmed by no replica, and the reply it hands back.
+
+        The call did its work (the error carries what it would have returned, of type
+        ``reply``) but no replica confirmed it in time.
+        """
+        error = self.error
+        assert isinstance(error, NotReplicatedError), f"not a NotReplicatedError: {error!r}"
+        assert error.confirmed == 0 < error.wanted, str(error)
+        assert isinstance(error.reply, reply), f"the error hands back {error.reply!r}"
+        return error, error.reply
 
 
 @pytest.fixture

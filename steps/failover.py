@@ -616,11 +616,8 @@ def taken_back_not_replicated(attempt: Attempt, text: str) -> None:
 
     Then the message taken back is reported as removed but confirmed by no replica, and handed back saying "hello"
     """
-    error = attempt.error
-    assert isinstance(error, NotReplicatedError), f"not a NotReplicatedError: {error!r}"
-    assert error.confirmed == 0 < error.wanted, str(error)
-    assert isinstance(error.reply, Message), f"the error hands back {error.reply!r}"
-    assert error.reply.content == text, f"the error hands back {error.reply}"
+    error, reply = attempt.not_replicated(Message)
+    assert reply.content == text, f"the error hands back {reply}"
     # A removal has no message to resend: the error offers none.
     assert str(error).endswith("a failover now could lose it"), str(error)
 
