@@ -33,8 +33,9 @@ The saved run is ``tests/mutation_results.json``, in the repository: each
 mutant's diff and exit codes, and a digest of each function's code as its
 mutants ran (``ran``). ``--update`` runs some functions again into it (or builds
 it from nothing, a piece at a time); ``--update --stale`` picks the functions
-whose code changed since their mutants ran, then those never run. The report
-names both kinds, so it never passes old rows off as the code's.
+whose code changed since their mutants ran, then those never run, then those a
+stopped, skipped or failed pass left. The report names them, so it never passes old rows
+off as the code's.
 
 Then it writes the score by module, both ways, and every mutant the acceptance
 suite lets survive: the ones the unit tests kill, the ones that only change an
@@ -138,7 +139,9 @@ class Report:
 
     mutants: list[Mutant] = field(default_factory=list)
     sample: bool = False
-    unit_ran: bool = True
+    unit_left: list[str] = field(default_factory=list)
+    """The functions (``module:place``) whose survivors the unit-test pass did not judge
+    (``--acceptance-only``, or a unit pass that failed): their column reads "not run"."""
     source: str = ""
     """The commit the run mutated (``git describe --always --dirty``)."""
     updates: list[str] = field(default_factory=list)
@@ -453,21 +456,25 @@ def _first_match(mutant: Mutant, equivalents: list[dict[str, str]]) -> int | Non
     return None
 
 
-def unused(report: Report, equivalents: list[dict[str, str]]) -> list[dict[str, str]]:
+def unused(
+    report: Report, equivalents: list[dict[str, str]], current: dict[str, str]
+) -> list[dict[str, str]]:
     """The justifications that give no mutant of a full run its verdict.
 
     The code they quote changed, a test now kills the mutant (in any pass), a
     rule (message wording, the case of a codec or command name) already explains
-    it, or an entry above says the same: either way, nothing reads them. Only
-    the entries of functions whose mutants ran are judged.
+    it, the function is gone, or an entry above says the same: either way,
+    nothing reads them. The entries of functions of ``current`` (the source now)
+    whose mutants have not run yet are not judged.
     """
     if report.sample:
         return []
     used = classify(report, equivalents)
+    waiting = {p for p in current if p not in report.ran} if report.ran else set()
     return [
         entry
         for index, entry in enumerate(equivalents)
-        if index not in used and (not report.ran or entry["place"] in report.ran)
+        if index not in used and entry["place"] not in waiting
     ]
 
 
@@ -587,30 +594,59 @@ STOPPED = re.compile(r"\d+ of the \d+ mutants of the (\w+) pass \(the run was st
 """How a replicated pass that a stopped run did not finish is said in ``left_out``."""
 
 
+def unrun_in(report: Report, kind: str) -> tuple[list[Mutant], list[Mutant]]:
+    """The mutants a replicated pass (``kind``) is for, and those of them it has not run.
+
+    It is for the mutants ``replicated_only`` gives it that no earlier pass killed.
+    """
+    earlier = ACCEPTANCE_PASSES[: ACCEPTANCE_PASSES.index(kind)]
+    theirs = [
+        m
+        for m in report.mutants
+        if replicated_only(m, kind) and not any(getattr(m, e) in KILLED for e in earlier)
+    ]
+    return theirs, [m for m in theirs if getattr(m, kind) is None]
+
+
 def still_left_out(report: Report) -> list[str]:
-    """``report.left_out``, with each stopped pass counted again over the mutants as they are.
+    """``report.left_out``, with each stopped or failed pass counted again over the mutants.
 
     An update may run the mutants a stopped pass left: the pass is then said to
     have left out only those of its mutants still not run there (none: not said).
+    A failed unit-test pass is said while a function's survivors wait for one.
     """
     said = []
+    unit = [note for note in report.left_out if note.startswith(UNIT_FAILED)]
     for note in report.left_out:
         stopped = STOPPED.fullmatch(note)
-        if stopped is None or stopped[1] not in REPLICATED:
+        kind = next((k for k in REPLICATED if note.startswith(f"the {k} pass (")), None)
+        if stopped is not None and stopped[1] in REPLICATED:
+            kind = stopped[1]
+        if note in unit:  # said once below, of the functions still waiting for it
+            continue
+        if kind is None:
             said.append(note)
             continue
-        kind = stopped[1]
-        earlier = ACCEPTANCE_PASSES[: ACCEPTANCE_PASSES.index(kind)]
-        theirs = [
-            m
-            for m in report.mutants
-            if replicated_only(m, kind) and not any(getattr(m, e) in KILLED for e in earlier)
-        ]
-        unrun = [m for m in theirs if getattr(m, kind) is None]
-        if unrun:
+        theirs, unrun = unrun_in(report, kind)
+        if unrun and stopped is None:
+            said.append(note)
+        elif unrun:
             said.append(f"{len(unrun)} of the {len(theirs)} mutants of the {kind} pass"
                         " (the run was stopped)")  # fmt: skip
-    return said
+    if unit and report.unit_left:
+        reason = unit[-1].removeprefix(UNIT_FAILED).removesuffix(")")
+        said.append(f"the unit-test pass of {len(report.unit_left)} function(s) ({reason})")
+    return list(dict.fromkeys(said))  # two stopped runs of one pass: said once
+
+
+UNIT_FAILED: Final = "the unit-test pass ("
+"""How a unit-test pass that failed starts in ``left_out``."""
+
+
+def unfinished(report: Report) -> list[str]:
+    """The functions (``module:place``) with mutants a pass has not run: stopped or failed."""
+    places = {f"{m.module}:{m.place}" for kind in REPLICATED for m in unrun_in(report, kind)[1]}
+    return sorted(places | set(report.unit_left))
 
 
 def _outdated_lines(report: Report, current: dict[str, str]) -> list[str]:
@@ -678,7 +714,9 @@ def render(report: Report, current: dict[str, str] | None = None) -> str:
             percent(*score(mutants, "fakeredis")),
             percent(*score(mutants, "suite")),
             percent(*score(mutants, "suite", behaviour=True)),
-            percent(*score(mutants, "unit")) if report.unit_ran else "not run",
+            "not run"
+            if report.unit_left and _places(mutants) & set(report.unit_left)
+            else percent(*score(mutants, "unit")),
         ]
         return f"| {label} | {score(mutants, 'unit')[1]} | " + " | ".join(cells) + " |"
 
@@ -718,6 +756,11 @@ def render(report: Report, current: dict[str, str] | None = None) -> str:
     return "\n".join(lines)
 
 
+def _places(mutants: list[Mutant]) -> set[str]:
+    """The functions (``module:place``) the ``mutants`` are of."""
+    return {f"{m.module}:{m.place}" for m in mutants}
+
+
 def save_report(report: Report, path: Path) -> None:
     """Save what the passes found, verdicts aside (they are given again on loading)."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -736,50 +779,91 @@ def load_report(path: Path) -> Report:
     """The results :func:`save_report` saved."""
     data = json.loads(path.read_text(encoding="utf-8"))
     mutants = [Mutant(**fields) for fields in data.pop("mutants")]
+    if not data.pop("unit_ran", True):  # as saved before unit_left: of the whole run
+        data["unit_left"] = sorted(data.get("ran") or _places(mutants))
     return Report(mutants=mutants, **data)
 
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
-def _functions(package: Path) -> Iterator[tuple[str, str | None, Function]]:
-    """Each function and method mutmut mutates: its module's stem, its class, its node."""
+def _functions(package: Path) -> Iterator[tuple[Path, str | None, Function]]:
+    """Each function and method mutmut mutates: its module's path, its class, its node."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mutmut"]
     skipped = {Path(p).name for p in config.get("do_not_mutate", [])}
     for path in sorted(p for p in package.glob("*.py") if p.name not in skipped):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in tree.body:
             if isinstance(node, Function):
-                yield path.stem, None, node
+                yield path, None, node
             elif isinstance(node, ast.ClassDef):
                 for item in node.body:
                     if isinstance(item, Function):
-                        yield path.stem, node.name, item
+                        yield path, node.name, item
 
 
 def function_patterns(package: Path) -> list[str]:
     """The mutmut name pattern of every function and method mutmut mutates, sorted."""
     return [
-        f"chat_memory.{stem}.x{f'ǁ{cls}ǁ' if cls else '_'}{node.name}__mutmut_*"
-        for stem, cls, node in _functions(package)
+        f"chat_memory.{path.stem}.x{f'ǁ{cls}ǁ' if cls else '_'}{node.name}__mutmut_*"
+        for path, cls, node in _functions(package)
     ]
 
 
 def fingerprints(package: Path) -> dict[str, str]:
     """Each function mutmut mutates (``module:place``), with a digest of its code.
 
-    The digest is of its syntax tree, docstring left out: moving a function or
-    rewording its docstring changes none of its mutants, any other edit may.
+    The digest is of its lines (:func:`_code_of`): moving a function or rewording
+    its docstring or a comment line changes none of its mutants, any other edit
+    may. It reads the text, not a syntax tree, whose dump changes between Python
+    versions: the saved run is read on other machines.
     """
     digests = {}
-    for stem, cls, node in _functions(package):
-        body = node.body
-        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-            body = body[1:]  # the docstring
-        code = "\n".join(ast.dump(part) for part in [*node.decorator_list, node.args, *body])
+    sources: dict[Path, list[str]] = {}
+    for path, cls, node in _functions(package):
+        # split("\n"), not splitlines(): the lines ast numbers (a form feed ends none).
+        lines = sources.setdefault(path, path.read_text(encoding="utf-8").split("\n"))
         place = f"{cls}.{node.name}" if cls else node.name
-        digests[f"{stem}.py:{place}"] = hashlib.sha256(code.encode()).hexdigest()[:12]
+        code = _code_of(lines, node)
+        digests[f"{path.stem}.py:{place}"] = hashlib.sha256(code.encode()).hexdigest()[:12]
     return digests
+
+
+def _code_of(lines: list[str], node: Function) -> str:
+    """A function's lines as its digest reads them, decorators included.
+
+    Left out: a docstring on lines of its own, blank lines and comment lines. Each
+    line is read from the ``def``'s indentation on, and a string literal's lines
+    after its first are kept as they are (blank, ``#`` or less indented, they are
+    the string's).
+    """
+    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    last = node.end_lineno or node.lineno
+    indent = lines[node.lineno - 1][: node.col_offset]
+    inside: set[int] = set()
+    for part in ast.walk(node):
+        if isinstance(part, ast.Constant | ast.JoinedStr) and (part.end_lineno or 0) > part.lineno:
+            inside.update(range(part.lineno + 1, (part.end_lineno or 0) + 1))
+    docstring: set[int] = set()
+    head = node.body[0]
+    if (
+        isinstance(head, ast.Expr)
+        and isinstance(head.value, ast.Constant)
+        and isinstance(head.value.value, str)
+        and not lines[head.lineno - 1].encode()[: head.col_offset].strip()
+        and not lines[(head.end_lineno or head.lineno) - 1].encode()[head.end_col_offset :].strip()
+    ):
+        docstring = set(range(head.lineno, (head.end_lineno or head.lineno) + 1))
+    kept = []
+    for number in range(first, last + 1):
+        text = lines[number - 1]
+        if number in docstring:
+            continue
+        if number in inside:
+            kept.append(text)
+        elif text.strip() and not text.strip().startswith("#"):
+            kept.append(text.removeprefix(indent).rstrip())
+    return "\n".join(kept)
 
 
 def outdated(report: Report, current: dict[str, str]) -> tuple[list[str], list[str]]:
@@ -824,7 +908,10 @@ def update(
     return Report(
         mutants=sorted(kept + rerun.mutants, key=lambda m: m.name),
         sample=False,
-        unit_ran=saved.unit_ran and rerun.unit_ran,
+        unit_left=sorted(
+            {p for p in saved.unit_left if p in places and p not in rerun.ran}
+            | set(rerun.unit_left)
+        ),
         source=saved.source,
         updates=[*saved.updates, said],
         left_out=[*saved.left_out, *rerun.left_out],
@@ -962,7 +1049,8 @@ def run_passes(args: argparse.Namespace) -> Report:
         for kind, setting in passes:
             if kind not in args.skip:
                 alive = replicated_pass(report, kind, tmp_dir / kind, snapshot, alive, setting)
-        report.unit_ran = not args.acceptance_only
+        if args.acceptance_only:
+            report.unit_left = sorted(_places(alive))
         if alive and not args.acceptance_only:
             unit_dir = Path(tmp) / "with-unit"
             shutil.copytree(snapshot, unit_dir)
@@ -975,8 +1063,8 @@ def run_passes(args: argparse.Namespace) -> Report:
                     env={},
                 )
             except MutmutFailed as failed:  # e.g. the checkout's steps/ changed under the run
-                report.left_out.append(f"the unit-test pass ({failed})")
-                report.unit_ran = False
+                report.left_out.append(f"{UNIT_FAILED}{failed})")
+                report.unit_left = sorted(_places(alive))
                 codes = {}
             for mutant in alive:
                 mutant.unit = codes.get(mutant.name)
@@ -1105,7 +1193,8 @@ def main(argv: list[str] | None = None) -> int:
         "--stale",
         action="store_true",
         help="with --update: run the functions whose mutants have not run on their code as it"
-        " is (never, or before it changed), those that changed first",
+        " is: those that changed first, then those never run, then those a stopped, skipped or"
+        " failed pass left",
     )
     parser.add_argument(
         "--limit",
@@ -1132,8 +1221,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--update runs the mutants of --module, --function or --stale, not a sample")
     if args.update and args.skip:
         parser.error("--update puts its mutants into the saved run: it makes every pass, no --skip")
-    if (args.stale or args.limit) and not args.update:
+    if (args.stale or args.limit is not None) and not args.update:
         parser.error("--stale and --limit choose what --update runs")
+    if args.limit is not None and not args.stale:
+        parser.error("--limit takes the first N functions --stale picks")
+    if args.limit is not None and args.limit < 1:
+        parser.error("--limit runs the first N functions: N is 1 or more")
     results = args.results or RESULTS
     current = fingerprints(ROOT / "src" / "chat_memory")
     if args.from_results:
@@ -1144,12 +1237,14 @@ def main(argv: list[str] | None = None) -> int:
         saved = load_report(results) if results.exists() else Report()
         if args.stale:
             never, older = outdated(saved, current)
-            args.function += [*older, *never][: args.limit]
+            # A pass that fails on every run here must not hold the never-run ones back.
+            rest = [p for p in unfinished(saved) if p in current]
+            args.function += list(dict.fromkeys([*older, *never, *rest]))[: args.limit]
         if args.module or args.function:
             report = update(saved, run_passes(args), args.module, args.function, present)
             save_report(report, results)
         else:
-            print(f"{results}: every function's mutants ran on its code as it is")
+            print(f"{results}: every function's mutants ran, in every pass, on its code as it is")
             report = saved
     else:
         report = run_passes(args)
@@ -1158,7 +1253,7 @@ def main(argv: list[str] | None = None) -> int:
     equivalents = load_equivalents()
     classify(report, equivalents)
     args.output.write_text(render(report, None if report.sample else current))
-    for entry in unused(report, equivalents):
+    for entry in unused(report, equivalents, current):
         print(f"{EQUIVALENTS.name}: gives no verdict: {entry['place']} {entry['from']!r}")
     unexplained = [m for m in report.mutants if m.verdict == "unexplained"]
     alone = score(report.mutants, "suite")

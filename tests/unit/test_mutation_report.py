@@ -1,6 +1,7 @@
 """The mutation report's own logic: how survivors are classified and scored (issue 14)."""
 
 import argparse
+import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from fnmatch import fnmatch
@@ -264,9 +265,20 @@ def test_a_justification_that_gives_no_verdict_in_a_full_run_is_named() -> None:
         source="abc1234",
     )
     equivalents = [used, changed, duplicate, killed, by_rule]
-    assert unused(report, equivalents) == [changed, duplicate, killed, by_rule]
+    current = {"_keys.py:f": "d"}
+    assert unused(report, equivalents, current) == [changed, duplicate, killed, by_rule]
     report.sample = True  # a sample meets only some mutants: nothing to conclude
-    assert unused(report, equivalents) == []
+    assert unused(report, equivalents, current) == []
+
+
+def test_only_the_justifications_of_functions_not_run_yet_wait_unjudged() -> None:
+    # A saved run built a piece at a time: the entries of a function whose mutants have
+    # not run wait for them; those of a function since removed are named (nothing reads them).
+    waiting = {"place": "_keys.py:f", "from": "a = 1", "to": "a = 2", "reason": "r"}
+    gone = {"place": "_keys.py:removed", "from": "a = 1", "to": "a = 2", "reason": "r"}
+    report = Report(mutants=[], ran={"_keys.py:g": "d"})
+    current = {"_keys.py:f": "d", "_keys.py:g": "d"}
+    assert unused(report, [waiting, gone], current) == [gone]
 
 
 def test_the_behaviour_score_leaves_out_wording_mutants_killed_too() -> None:
@@ -376,10 +388,13 @@ def test_results_saved_before_the_replicated_passes_load_as_not_run_there(tmp_pa
     )
 
 
-def test_a_pass_left_out_is_said_in_the_report() -> None:
-    report = Report(mutants=[mutant("a = 1", "a = 2")], left_out=["the cluster pass (--skip)"])
+def test_a_pass_left_out_is_said_in_the_report_while_its_mutants_wait_for_it() -> None:
+    waiting = _replicated("_ops.py:_in_steps", "a")
+    report = Report(mutants=[waiting], left_out=["the cluster pass (--skip)"])
     classify(report, equivalents=[])
     assert "**Left out: the cluster pass (--skip).**" in render(report)
+    waiting.cluster = 1  # an update ran it since
+    assert "Left out" not in render(report)
 
 
 def test_a_stopped_pass_is_said_with_the_mutants_it_still_has_not_run() -> None:
@@ -388,13 +403,18 @@ def test_a_stopped_pass_is_said_with_the_mutants_it_still_has_not_run() -> None:
     killed_before = _replicated("_ops.py:_in_steps", "c")
     killed_before.server = 1
     stopped = "3 of the 3 mutants of the cluster pass (the run was stopped)"
-    report = Report(mutants=[ran, unrun, killed_before], left_out=[stopped, "the unit pass (x)"])
+    failed = ["the unit-test pass (x /tmp/a)", "the unit-test pass (x /tmp/b)"]
+    report = Report(
+        mutants=[ran, unrun, killed_before], left_out=[stopped, *failed], unit_left=["_ops.py:g"]
+    )
     classify(report, equivalents=[])
     text = render(report)
     assert "**Left out: 1 of the 2 mutants of the cluster pass (the run was stopped).**" in text
-    assert "**Left out: the unit pass (x).**" in text
+    assert text.count("unit-test pass") == 1  # two failed pieces: said once, of what waits
+    assert "**Left out: the unit-test pass of 1 function(s) (x /tmp/b).**" in text
     unrun.cluster = 0
-    assert "cluster pass" not in render(report).split("\n\n")[1]
+    report.unit_left = []  # an update ran them since
+    assert "Left out" not in render(report)
 
 
 def test_the_replicated_passes_take_their_functions_behaviour_only() -> None:
@@ -512,6 +532,48 @@ def test_a_functions_digest_changes_with_its_code_not_its_place_or_docstring(
     assert changed["_keys.py:K.g"] == before["_keys.py:K.g"]
 
 
+def test_a_functions_digest_is_of_its_text_so_every_python_reads_the_saved_run_alike(
+    tmp_path: Path,
+) -> None:
+    # The saved run is read by other machines and Pythons (a syntax tree's dump changed in
+    # 3.13): the digest is of the function's lines, indented from its def, comment lines out.
+    code = "def f(a):\n    if a:\n        a += 1\n    return a\n"
+    digest = fingerprints(_package(tmp_path, code))["_keys.py:f"]
+    text = "def f(a):\n    if a:\n        a += 1\n    return a"
+    assert digest == hashlib.sha256(text.encode()).hexdigest()[:12]
+    commented = code.replace("    return", "    # why\n\n    return")
+    assert fingerprints(_package(tmp_path, commented))["_keys.py:f"] == digest
+    indented = code.replace("    return a", "        return a")
+    assert fingerprints(_package(tmp_path, indented))["_keys.py:f"] != digest
+
+
+@pytest.mark.parametrize(
+    ("code", "edited"),
+    [
+        # A one-line def: its docstring (or stub) shares the def's line, which stays read.
+        ('def f(a): "doc"\n', 'def f(a, b): "doc"\n'),
+        ('def f(a):\n    "doc"; return 1\n', 'def f(a):\n    "doc"; return 2\n'),
+        # A string literal's own lines: blank, "#", or less indented than its method.
+        ('class K:\n    def f(self):\n        return """a\n\nb"""\n', None),
+        ('class K:\n    def f(self):\n        return """a\n# b"""\n', None),
+        ('class K:\n    def f(self):\n        return """a\nbcdef"""\n', None),
+        # Decorators are the function's code.
+        ("@cache\ndef f(a):\n    return a\n", "@other\ndef f(a):\n    return a\n"),
+        # A form feed before a function ends no line: the lines read are its own.
+        ("\x0c\ndef f(a):\n    return 2\n", "\x0c\ndef f(a):\n    return 3\n"),
+    ],
+)
+def test_every_edit_of_a_functions_code_changes_its_digest(
+    tmp_path: Path, code: str, edited: str | None
+) -> None:
+    if edited is None:  # an edit of the string literal's second line
+        edited = code.replace("\n\nb", "\nb").replace("# b", "# c").replace("bcdef", "xcdef")
+    assert edited != code
+    before = next(iter(fingerprints(_package(tmp_path, code)).values()))
+    after = next(iter(fingerprints(_package(tmp_path, edited)).values()))
+    assert before != after
+
+
 def test_the_report_names_functions_not_run_or_run_on_older_code() -> None:
     report = Report(mutants=[mutant("a = 1", "a = 2", features=1)], ran={"_keys.py:f": "old"})
     classify(report, equivalents=[])
@@ -578,6 +640,71 @@ def test_stale_runs_the_changed_functions_first_then_the_new_ones_and_saves_them
     }
     text = (tmp_path / "m.md").read_text()
     assert f"**Not run yet: the mutants of {len(never) - 2} of the {len(places)}" in text
+
+
+def test_stale_picks_the_changed_then_the_never_run_then_what_a_pass_left_each_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    current = fingerprints(ROOT / "src" / "chat_memory")
+    changed = max(current)  # last in the source's order: the order is not the names'
+    stopped = _replicated("_ops.py:_in_steps", "chat_memory._ops.x__in_steps__mutmut_1")
+    changed_and_stopped = _replicated("_ops.py:_alone", "chat_memory._ops.x__alone__mutmut_1")
+    no_unit, never = "_keys.py:KeyLayout.ids", "_acl.py:acl_rules"
+    ran = {**current, changed: "older code", "_ops.py:_alone": "older code"}
+    del ran[never]
+    saved = Report(
+        mutants=[stopped, changed_and_stopped],
+        ran=ran,
+        unit_left=[no_unit],
+        left_out=["2 of the 2 mutants of the cluster pass (the run was stopped)"],
+    )
+    save_report(saved, tmp_path / "results.json")
+    asked: list[list[str]] = []
+
+    def run_passes(args: argparse.Namespace) -> Report:
+        asked.append(list(args.function))
+        return Report(sample=True, source="now", ran={p: current[p] for p in args.function})
+
+    monkeypatch.setattr(tests.mutation, "run_passes", run_passes)
+    where = ["--results", str(tmp_path / "results.json"), "--output", str(tmp_path / "m.md")]
+    tests.mutation.main(["--update", "--stale", *where])
+    older = [p for p in current if p in (changed, "_ops.py:_alone")]  # the source's order
+    assert asked == [[*older, never, no_unit, "_ops.py:_in_steps"]]
+    again = load_report(tmp_path / "results.json")
+    assert again.unit_left == []  # those functions' unit pass ran this time
+
+
+def test_a_failed_unit_pass_marks_only_its_functions_not_run() -> None:
+    # One piece whose unit pass failed used to mark the whole saved run's unit column
+    # "not run", and no later piece could undo it.
+    diff = "--- a\n+++ b\n-a = 1\n+a = 2"
+    of_g = Mutant("chat_memory._ops.x_g__mutmut_1", "_ops.py", "g", 1, diff=diff)
+    saved = Report(mutants=[mutant("a = 1", "a = 2", features=1)], ran={"_keys.py:f": "d"})
+    present = ["chat_memory._keys.x_f__mutmut_*", "chat_memory._ops.x_g__mutmut_*"]
+    failed = Report(mutants=[of_g], ran={"_ops.py:g": "d"}, unit_left=["_ops.py:g"])
+    merged = update(saved, failed, [], ["_ops.py:g"], present)
+    assert merged.unit_left == ["_ops.py:g"]
+    classify(merged, equivalents=[])
+    text = render(merged)
+    assert "| _keys.py | 1 | 100.0% | 100.0% | 100.0% | 100.0% |" in text
+    assert "| _ops.py | 1 | 100.0% | 100.0% | 100.0% | not run |" in text
+    assert "| **library** | 2 | 100.0% | 100.0% | 100.0% | not run |" in text
+    ran = Report(ran={"_ops.py:g": "d"})
+    assert update(merged, ran, [], ["_ops.py:g"], present).unit_left == []
+
+
+def test_a_run_saved_without_its_unit_pass_before_unit_left_reads_as_such(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "results.json"
+    path.write_text('{"mutants": [], "unit_ran": false, "ran": {"_keys.py:f": "d"}}')
+    assert load_report(path).unit_left == ["_keys.py:f"]
+
+
+def test_limit_takes_one_function_or_more(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        tests.mutation.main(["--update", "--stale", "--limit", "0"])
+    assert "N is 1 or more" in capsys.readouterr().err
 
 
 def test_a_sample_does_not_replace_the_saved_run(
