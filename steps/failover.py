@@ -226,9 +226,11 @@ def cluster_with_replicas(tmp_path: Path, memory_api: str) -> Iterator[Failover]
 
 
 @given(
-    parsers.parse(
-        "every write waits for {replicas:d} replica to confirm it within {ms:d} milliseconds"
-    )
+    parsers.re(
+        r"every write waits for (?P<replicas>\d+) replicas? to confirm it"
+        r" within (?P<ms>\d+) milliseconds"
+    ),
+    converters={"replicas": int, "ms": int},
 )
 def writes_wait_for_replicas(request: pytest.FixtureRequest, replicas: int, ms: int) -> None:
     """The durability setting: each write waits for replicas, or is NotReplicatedError.
@@ -540,6 +542,37 @@ def stored_while_replicas_paused(failover: Failover) -> None:
     except NotReplicatedError:
         return
     raise AssertionError("the write was acknowledged though no replica could receive it")
+
+
+@when("the writer sends its first message")
+def writer_sends_first(failover: Failover) -> None:
+    """One writer stores its first message through its own memory; the outcome is kept.
+
+    When the writer sends its first message
+    """
+    writer = Writer(0)
+    failover.writers = [writer]
+    try:
+        failover.outcome = failover.send(writer, 0)
+    except Exception as exc:  # judged by a Then step
+        failover.outcome = exc
+
+
+@then(
+    parsers.parse(
+        "the message is reported as stored but confirmed by {confirmed:d} of {wanted:d} replicas"
+    )
+)
+def reported_partly_confirmed(failover: Failover, confirmed: int, wanted: int) -> None:
+    """The write raised NotReplicatedError, counting the replicas that did confirm it.
+
+    Then the message is reported as stored but confirmed by 2 of 3 replicas
+    """
+    outcome = failover.outcome
+    assert isinstance(outcome, NotReplicatedError), f"the write returned {outcome!r}"
+    assert (outcome.confirmed, outcome.wanted) == (confirmed, wanted), str(outcome)
+    assert f"confirmed by {confirmed} of {wanted} replica" in str(outcome), str(outcome)
+    assert [m.id for m in outcome.messages] == [failover.writers[0].message_id(0)], str(outcome)
 
 
 @given("the replicas have caught up")

@@ -47,6 +47,11 @@ Feature: Failover
       Then the message sent again is acknowledged as already stored
       And a replica holds the writer's messages, each once
 
+    Scenario: A message fewer replicas confirm than asked is reported with how many did
+      Given every write waits for 3 replicas to confirm it within 300 milliseconds
+      When the writer sends its first message
+      Then the message is reported as stored but confirmed by 2 of 3 replicas
+
   Rule: Without it, what a failover loses is measured and reported
 
     Scenario: The primary is killed while writers append, without waiting for replicas
