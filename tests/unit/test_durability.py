@@ -8,6 +8,7 @@ appends nothing twice. Dropping the WAIT from the write path fails these tests.
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Iterator
 from datetime import timedelta
@@ -242,3 +243,61 @@ def test_an_erasure_no_replica_confirms_erases_every_batch_and_hands_back_all_it
     assert sorted(result.sessions) == sorted(sessions)
     assert MemoryService(client).for_user("ada").list_sessions(limit=1000) == []
     assert client.keys("*") == []
+
+
+def test_an_unconfirmed_write_drops_only_the_idle_connections_of_a_pool_that_can(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # An unconfirmed write drops the pool's idle connections, so that the next call asks
+    # Sentinel again; one in use by another thread is left to finish its command.
+    client = fakeredis.FakeRedis()
+    dropped: list[bool] = []
+    monkeypatch.setattr(
+        client.connection_pool,
+        "disconnect",
+        lambda inuse_connections=True: dropped.append(inuse_connections),
+    )
+    with pytest.raises(NotReplicatedError):
+        _unconfirmed(client).add_message("s", "user", "hello")
+    assert dropped, "no connection dropped"
+    assert not any(dropped), dropped
+
+
+def test_an_unconfirmed_write_is_reported_over_a_pool_that_drops_no_connections(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # redis-py 5's BlockingConnectionPool.disconnect() takes no inuse_connections: the
+    # write is still reported as unconfirmed, not as that TypeError.
+    client = fakeredis.FakeRedis()
+    monkeypatch.setattr(client.connection_pool, "disconnect", lambda: None)
+    with pytest.raises(NotReplicatedError):
+        _unconfirmed(client).add_message("s", "user", "hello")
+    assert [m.content for m in MemoryService(client).get_messages("s")] == ["hello"]
+
+
+@pytest.mark.parametrize("takes_inuse", [True, False], ids=["redis-py 6", "redis-py 5 blocking"])
+def test_the_asyncio_service_drops_idle_connections_alike(takes_inuse: bool) -> None:
+    import fakeredis.aioredis
+
+    dropped: list[bool] = []
+
+    async def disconnect(inuse_connections: bool = True) -> None:
+        dropped.append(inuse_connections)
+
+    async def takes_no_argument() -> None:  # redis-py 5's BlockingConnectionPool
+        dropped.append(True)
+
+    async def main() -> None:
+        client = fakeredis.aioredis.FakeRedis()
+        pool = client.connection_pool
+        pool.disconnect = disconnect if takes_inuse else takes_no_argument  # type: ignore[method-assign, assignment]
+        memory = AsyncMemoryService(client, durability=Durability(replicas=1, timeout=0.05))
+        with pytest.raises(NotReplicatedError):  # not the TypeError of the call
+            await memory.add_message("s", "user", "hello")
+
+    asyncio.run(main())
+    if takes_inuse:
+        assert dropped, "no connection dropped"
+        assert not any(dropped), dropped
+    else:
+        assert dropped == []  # the call was refused: nothing dropped, nothing raised
