@@ -57,6 +57,29 @@ def test_a_clear_refused_as_after_a_failover_may_have_happened(error: Exception)
     assert failed.value.may_have_written
 
 
+def test_a_read_refused_by_a_cluster_down_read_nothing_and_wrote_nothing() -> None:
+    # Only a write can have been applied by an earlier attempt: a read refused the
+    # same way is unavailable storage, not an outcome unknown.
+    error = redis.exceptions.ClusterDownError("CLUSTERDOWN The cluster is down")
+    client = _Refusing(refused=lambda args: args[0] == "LRANGE", error=error)
+    memory = MemoryService(client)
+    memory.add_message("ada", "user", "hello")
+    with pytest.raises(StorageUnavailableError, match="nothing was changed") as failed:
+        memory.get_messages("ada")
+    assert not isinstance(failed.value, WriteOutcomeUnknownError)
+
+
+def test_a_clear_refused_for_another_reason_says_nothing_was_changed() -> None:
+    error = redis.exceptions.ResponseError("ERR some other refusal")
+    client = _Refusing(refused=lambda args: args[0] == "DEL", error=error)
+    memory = MemoryService(client)
+    memory.add_message("ada", "user", "hello")
+    with pytest.raises(StorageUnavailableError, match="nothing was changed") as failed:
+        memory.clear("ada")
+    assert not isinstance(failed.value, WriteOutcomeUnknownError)
+    assert [m.content for m in memory.get_messages("ada")] == ["hello"]
+
+
 def _export(count: int) -> str:
     source = MemoryService(fakeredis.FakeRedis(), max_history=count)  # the export holds them all
     source.add_messages("s", [Message("user", f"m{n}") for n in range(count)])
