@@ -8,7 +8,6 @@ appends nothing twice. Dropping the WAIT from the write path fails these tests.
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Iterator
 from datetime import timedelta
@@ -348,7 +347,7 @@ def test_an_unconfirmed_write_is_reported_over_a_pool_that_drops_no_connections(
 
 
 @pytest.mark.parametrize("takes_inuse", [True, False], ids=["redis-py 6", "redis-py 5 blocking"])
-def test_the_asyncio_service_drops_idle_connections_alike(takes_inuse: bool) -> None:
+async def test_the_asyncio_service_drops_idle_connections_alike(takes_inuse: bool) -> None:
     import fakeredis.aioredis
 
     dropped: list[bool] = []
@@ -359,15 +358,12 @@ def test_the_asyncio_service_drops_idle_connections_alike(takes_inuse: bool) -> 
     async def takes_no_argument() -> None:  # redis-py 5's BlockingConnectionPool
         dropped.append(True)
 
-    async def main() -> None:
-        client = fakeredis.aioredis.FakeRedis()
-        pool = client.connection_pool
-        pool.disconnect = disconnect if takes_inuse else takes_no_argument  # type: ignore[method-assign, assignment]
-        memory = AsyncMemoryService(client, durability=Durability(replicas=1, timeout=0.05))
-        with pytest.raises(NotReplicatedError):  # not the TypeError of the call
-            await memory.add_message("s", "user", "hello")
-
-    asyncio.run(main())
+    client = fakeredis.aioredis.FakeRedis()
+    pool = client.connection_pool
+    pool.disconnect = disconnect if takes_inuse else takes_no_argument  # type: ignore[method-assign, assignment]
+    memory = AsyncMemoryService(client, durability=Durability(replicas=1, timeout=0.05))
+    with pytest.raises(NotReplicatedError):  # not the TypeError of the call
+        await memory.add_message("s", "user", "hello")
     if takes_inuse:
         assert dropped, "no connection dropped"
         assert not any(dropped), dropped
