@@ -5,12 +5,14 @@ Usage::
     Given the memory runs on a primary with 2 replicas watched by 3 Sentinels
     Given the memory runs on a cluster of its own with a replica per master
     Given every write waits for 1 replica to confirm it within 500 milliseconds
+    Given every write waits for 3 replicas to confirm it within 1000 milliseconds
     Given the writer's next message was stored by another client while both replicas were paused
     Given the replicas have caught up
     When 4 writers append for 6 seconds while the primary is killed after 1 second
     When 4 writers append for 6 seconds while the primary is paused after 1 second
     When 4 writers append for 8 seconds while the first writer's master is killed after 1 second
     When the writer sends that message again, with its id
+    When the writer sends its first message
     Then the first writer's writes after the promotion were stored but reported as not confirmed
     Then the other writers' writes were acknowledged throughout
     Then a replica was promoted and writes resumed within 10 seconds of the failure
@@ -23,6 +25,7 @@ Usage::
     Then the primary holds the writer's messages, each once
     Then a replica holds the writer's messages, each once
     Then the message is reported as stored but confirmed by no replica, with the message to resend
+    Then the message is reported as stored but confirmed by 2 of 3 replicas
 
 Each scenario gets a group of its own (a throwaway primary, two replicas and
 three ``redis-sentinel`` processes, or a 3-master cluster with a replica per

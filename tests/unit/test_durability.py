@@ -237,6 +237,7 @@ def test_a_retry_the_replica_confirms_leaves_a_users_index_to_outlive_every_sess
 
 @pytest.mark.xfail(
     strict=True,
+    raises=AssertionError,
     reason="known, not fixed yet: a confirmed retry writes the session's expiry again but not"
     " its index's, which then expires before the session by the time since the message was"
     " first stored (PEXPIRE GT, which would extend it only, needs Redis 7; see CHANGELOG)",
@@ -255,7 +256,11 @@ def test_a_retry_the_replica_confirms_extends_its_users_index_with_the_session(
             retrying = MemoryService(fresh, ttl=1800, durability=durability).for_user("ada")
             assert retrying.add_messages("s", memory.get_messages("s")).already_stored
         left = {key: int(client.pttl(key)) / 1000 for key in keys}
-        assert all(1795 < seconds <= 1800 for seconds in left.values()), left
+        index = memory.keys.index()
+        assert index is not None
+        own = {key: seconds for key, seconds in left.items() if key != index}
+        assert all(1795 < seconds <= 1800 for seconds in own.values()), own
+        assert 1795 < left[index] <= 1800, left  # the one that fails today
 
 
 def test_reads_of_a_users_sessions_do_not_wait_for_replicas(
@@ -302,6 +307,19 @@ def test_a_compaction_no_replica_confirms_hands_back_its_result_after_reading_a_
     assert [m.content for m in plain.get_messages("ada")] == ["4 messages", "one more"]
 
 
+def test_a_durable_write_reads_its_scripts_reply_raw_from_a_client_that_decodes() -> None:
+    # The write and its WAIT go in a pipeline of their own: the script's reply must still
+    # be asked for as bytes (RAW), or a client built with decode_responses=True hands back
+    # text where the library reads bytes (the ids of the sessions an erasure removed).
+    client = fakeredis.FakeRedis(decode_responses=True)
+    MemoryService(client).for_user("ada").add_message("s", "user", "hello")
+    with pytest.raises(NotReplicatedError) as caught:
+        _unconfirmed(client).forget_user("ada")
+    result = caught.value.reply
+    assert isinstance(result, ForgetResult), result
+    assert result.sessions == ["s"]
+
+
 def test_an_erasure_no_replica_confirms_erases_every_batch_and_hands_back_all_it_erased() -> None:
     client = fakeredis.FakeRedis()
     sessions = [f"s{n}" for n in range(150)]  # two batches of at most 100
@@ -316,7 +334,7 @@ def test_an_erasure_no_replica_confirms_erases_every_batch_and_hands_back_all_it
     assert client.keys("*") == []
 
 
-def test_an_unconfirmed_write_drops_only_the_idle_connections_of_a_pool_that_can(
+def test_an_unconfirmed_write_asks_its_pool_to_drop_only_the_idle_connections(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # An unconfirmed write drops the pool's idle connections, so that the next call asks
@@ -334,7 +352,7 @@ def test_an_unconfirmed_write_drops_only_the_idle_connections_of_a_pool_that_can
     assert not any(dropped), dropped
 
 
-def test_an_unconfirmed_write_is_reported_over_a_pool_that_drops_no_connections(
+def test_an_unconfirmed_write_is_reported_over_a_pool_whose_disconnect_takes_no_argument(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # redis-py 5's BlockingConnectionPool.disconnect() takes no inuse_connections: the

@@ -701,10 +701,15 @@ def test_a_run_saved_without_its_unit_pass_before_unit_left_reads_as_such(
     assert load_report(path).unit_left == ["_keys.py:f"]
 
 
-def test_limit_takes_one_function_or_more(capsys: pytest.CaptureFixture[str]) -> None:
+def test_limit_takes_one_function_or_more_of_what_stale_picks(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     with pytest.raises(SystemExit):
         tests.mutation.main(["--update", "--stale", "--limit", "0"])
     assert "N is 1 or more" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # it was ignored
+        tests.mutation.main(["--update", "--function", "_ops.py:compact", "--limit", "3"])
+    assert "--limit takes the first N functions --stale picks" in capsys.readouterr().err
 
 
 def test_a_sample_does_not_replace_the_saved_run(
