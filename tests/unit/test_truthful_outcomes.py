@@ -57,26 +57,26 @@ def test_a_clear_refused_as_after_a_failover_may_have_happened(error: Exception)
     assert failed.value.may_have_written
 
 
-def test_a_read_refused_by_a_cluster_down_read_nothing_and_wrote_nothing() -> None:
-    # Only a write can have been applied by an earlier attempt: a read refused the
-    # same way is unavailable storage, not an outcome unknown.
-    error = redis.exceptions.ClusterDownError("CLUSTERDOWN The cluster is down")
-    client = _Refusing(refused=lambda args: args[0] == "LRANGE", error=error)
+@pytest.mark.parametrize(
+    ("refused", "error", "call"),
+    [
+        # Only a write can have been applied by an earlier attempt: a read refused
+        # as after a failover is unavailable storage, not an outcome unknown.
+        ("LRANGE", redis.exceptions.ClusterDownError("CLUSTERDOWN The cluster is down"), "read"),
+        ("DEL", redis.exceptions.ResponseError("ERR some other refusal"), "clear"),
+    ],
+    ids=["read refused by a cluster down", "clear refused for another reason"],
+)
+def test_a_call_refused_before_anything_ran_says_nothing_was_changed(
+    refused: str, error: Exception, call: str
+) -> None:
+    client = _Refusing(refused=lambda args: args[0] == refused, error=error)
     memory = MemoryService(client)
     memory.add_message("ada", "user", "hello")
     with pytest.raises(StorageUnavailableError, match="nothing was changed") as failed:
-        memory.get_messages("ada")
+        memory.get_messages("ada") if call == "read" else memory.clear("ada")
     assert not isinstance(failed.value, WriteOutcomeUnknownError)
-
-
-def test_a_clear_refused_for_another_reason_says_nothing_was_changed() -> None:
-    error = redis.exceptions.ResponseError("ERR some other refusal")
-    client = _Refusing(refused=lambda args: args[0] == "DEL", error=error)
-    memory = MemoryService(client)
-    memory.add_message("ada", "user", "hello")
-    with pytest.raises(StorageUnavailableError, match="nothing was changed") as failed:
-        memory.clear("ada")
-    assert not isinstance(failed.value, WriteOutcomeUnknownError)
+    client.armed = False
     assert [m.content for m in memory.get_messages("ada")] == ["hello"]
 
 
