@@ -20,7 +20,7 @@ from . import _ops as ops
 from ._chat import text_chunk
 from ._compat import RAW
 from ._core import AppendResult, MessageInput
-from ._durability import confirm_commands, confirmed, unconfirmed
+from ._durability import confirmed, unconfirmed
 from ._message import Message, Role, ToolCall, message_for
 from ._service import FORGET_BATCH, POP_ATTEMPTS
 from ._shell import ChatShell, MemoryShell
@@ -205,6 +205,10 @@ class AsyncMemoryService(MemoryShell[redis.asyncio.Redis | redis.asyncio.RedisCl
         """Drive one operation of :mod:`chat_memory._ops` over this memory's client (internal)."""
 
         async def perform(request: ops.Request) -> Any:
+            if isinstance(request, ops.Confirm):  # a retry's barrier, sent only to be confirmed
+                if self._durability is None:
+                    return None
+                request = request.barrier
             if isinstance(request, ops.RunScript):
                 # As the sync service: raw bytes, and the script loaded on a server without it.
                 try:
@@ -213,8 +217,6 @@ class AsyncMemoryService(MemoryShell[redis.asyncio.Redis | redis.asyncio.RedisCl
                     script = self._script(request.script)
                     script.sha = await self._client.script_load(script.script)
                     return await self._send(self._evalsha(request), RAW, writes=request.writes)
-            if isinstance(request, ops.Confirm):
-                return await self._confirm(request)
             if isinstance(request, ops.Ask):
                 assert llm is not None, "only a chat turn asks the model"
                 return await llm.complete(request.messages)
@@ -226,18 +228,6 @@ class AsyncMemoryService(MemoryShell[redis.asyncio.Redis | redis.asyncio.RedisCl
             return await self._send(request.args, options, writes=request.writes)
 
         return await ops.arun(operation, perform)
-
-    async def _confirm(self, request: ops.Confirm) -> None:
-        """Write the session's expiry again and wait for the replicas (see ``ops.Confirm``)."""
-        durability = self._durability
-        if durability is None:
-            return
-        pipe = self._client.pipeline(transaction=False)
-        for command in confirm_commands(request):
-            pipe.execute_command(*command)
-        pipe.execute_command(*durability.wait_command())
-        replies = await pipe.execute(raise_on_error=False)
-        confirmed(durability, [replies[0], replies[-1]])
 
     async def _send(
         self, command: tuple[Any, ...], options: Mapping[str, Any], *, writes: bool

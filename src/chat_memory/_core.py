@@ -140,6 +140,16 @@ class AppendCall:
         return self.args
 
     @property
+    def barrier(self) -> list[bytes]:
+        """The arguments of the call without its messages: a retry's barrier (see append.lua).
+
+        With a durability setting, a retry whose messages were all stored sends it
+        before its ``WAIT``: it writes the session's expiry again, which the
+        replicas receive after every earlier write of the session.
+        """
+        return self.args[: _ROLES_ARG + 1]
+
+    @property
     def short(self) -> bool:
         """Whether the call is sent in the short form, whose way asks no permission."""
         return self.checked and self.roles == "hsm" and len(self.encoded) == 1

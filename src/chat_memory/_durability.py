@@ -26,7 +26,7 @@ import redis
 
 from .exceptions import InvalidInputError, NotReplicatedError, check_whole_number
 
-__all__ = ["Durability", "RefusedUnconfirmed", "confirm_commands", "confirmed", "unconfirmed"]
+__all__ = ["Durability", "RefusedUnconfirmed", "confirmed", "unconfirmed"]
 
 PARTIAL_WRITE: Final = "CHATMEM_PARTIAL"
 """The append script's reply when it stored the messages and a later write was refused."""
@@ -73,23 +73,6 @@ class Durability:
     def wait_command(self) -> tuple[Any, ...]:
         """Return the ``WAIT`` command that follows each write."""
         return ("WAIT", self.replicas, self.timeout_ms)
-
-
-BARRIER_TTL_MS: Final = 2**40
-"""The expiry a session without one is given for an instant, then lifted (see below)."""
-
-
-def confirm_commands(request: Any) -> list[tuple[Any, ...]]:
-    """Return the writes that carry a session's replication offset past its earlier writes.
-
-    ``PEXPIRE`` with the session's own expiry (a change of nothing but its
-    deadline, as any append makes); for a session without expiry, ``PEXPIRE``
-    then ``PERSIST``, which leave it as it was. Both reach the replicas after
-    every earlier write, so a ``WAIT`` after them confirms those too.
-    """
-    if request.ttl_ms is not None:
-        return [("PEXPIRE", key, request.ttl_ms) for key in request.keys]
-    return [c for key in request.keys for c in (("PEXPIRE", key, BARRIER_TTL_MS), ("PERSIST", key))]
 
 
 def unconfirmed(durability: Durability, replies: list[Any]) -> bool:

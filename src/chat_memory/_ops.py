@@ -88,19 +88,17 @@ class RunScript:
 
 @dataclass(frozen=True, slots=True)
 class Confirm:
-    """With a durability setting, confirm that the replicas hold what ``key`` holds.
+    """With a durability setting, run ``barrier``; without one, send nothing.
 
     For a retry that found every message stored and so wrote nothing: a
     ``WAIT`` after no write counts the replicas that hold nothing of this
-    connection's, which says nothing about the stored messages. The shell
-    writes the expiry of the session's ``keys`` again (``PEXPIRE``; ``PEXPIRE``
-    then ``PERSIST`` for a session without one), which the replicas receive
-    after every earlier write of the session, then waits for them. Without a
-    durability setting it sends nothing.
+    connection's, which says nothing about the stored messages. The barrier
+    (the append script without messages, see append.lua) writes the session's
+    expiry again, as an append would, which the replicas receive after every
+    earlier write of the session; the shell then waits for them.
     """
 
-    keys: tuple[str, ...]
-    ttl_ms: int | None
+    barrier: RunScript
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,10 +147,11 @@ def add_messages(
     result = core.finish_append(call, reply)
     if not result.appended:  # a retry of stored messages: are they on the replicas?
         try:
-            expiring = [k for k, r in zip(call.keys, call.roles, strict=False) if r != "x"]
-            yield Confirm(tuple(expiring or call.keys[:1]), core.ttl_ms)
+            yield Confirm(RunScript(call.keys, call.barrier))
         except NotReplicatedError as short:
             raise short.with_messages(call.messages) from None
+        except REDIS_EXCEPTIONS as exc:  # the messages were stored; the barrier failed
+            raise script_error(exc, keys=call.keys, messages=call.messages) from exc
     return result
 
 

@@ -16,7 +16,7 @@ import redis
 from . import _ops as ops
 from ._compat import RAW, REDIRECTED, REDIS_EXCEPTIONS
 from ._core import AppendResult, MessageInput
-from ._durability import confirm_commands, confirmed, unconfirmed
+from ._durability import confirmed, unconfirmed
 from ._message import Message, Role, ToolCall, message_for
 from ._shell import MemoryShell
 from ._users import CompactResult, ForgetResult, ImportResult, SessionInfo
@@ -212,6 +212,10 @@ class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
         """Drive one operation of :mod:`chat_memory._ops` over this memory's client (internal)."""
 
         def perform(request: ops.Request) -> Any:
+            if isinstance(request, ops.Confirm):  # a retry's barrier, sent only to be confirmed
+                if self._durability is None:
+                    return None
+                request = request.barrier
             if isinstance(request, ops.RunScript):
                 # Raw bytes (see _evalsha); a server without the script (restarted, failed
                 # over) is given it, as redis-py's Script does.
@@ -225,8 +229,6 @@ class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
                     return self._send(
                         self._evalsha(request), RAW, request.keys[0], writes=request.writes
                     )
-            if isinstance(request, ops.Confirm):
-                return self._confirm(request)
             if isinstance(request, ops.Ask):
                 assert llm is not None, "only a chat turn asks the model"
                 return llm.complete(request.messages)
@@ -244,18 +246,6 @@ class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
             node = self._client.get_node_from_key(key)  # type: ignore[no-untyped-call]
             return self._client.get_redis_connection(node)
         return self._client
-
-    def _confirm(self, request: ops.Confirm) -> None:
-        """Write the session's expiry again and wait for the replicas (see ``ops.Confirm``)."""
-        durability = self._durability
-        if durability is None:
-            return
-        pipe = self._node_client(request.keys[0]).pipeline(transaction=False)
-        for command in confirm_commands(request):
-            pipe.execute_command(*command)  # type: ignore[no-untyped-call]
-        pipe.execute_command(*durability.wait_command())  # type: ignore[no-untyped-call]
-        replies = pipe.execute(raise_on_error=False)
-        confirmed(durability, [replies[0], replies[-1]])
 
     def _send(
         self, command: tuple[Any, ...], options: Mapping[str, Any], key: str, *, writes: bool

@@ -155,6 +155,30 @@ for n = 1, letters do  -- bytes, not one-letter strings: this runs on every appe
 end
 local ttl = A[2]
 
+-- A call without messages (the long form's six arguments) is the barrier of a retry
+-- whose messages were all stored, sent with a durability setting only: the WAIT after
+-- a call that wrote nothing would count the replicas holding nothing of this
+-- connection's. It writes every key's expiry again as an append would (the index only
+-- ever extended, as finish() below does), which the replicas receive after every
+-- earlier write of the session; without a TTL, each key is given an expiry for an
+-- instant (2^40 ms), then none, which leaves it as it was. Nothing else is written.
+if #A == 6 then
+  local function again(target)
+    if ttl ~= '0' then return redis.call('PEXPIRE', target, ttl) end
+    redis.call('PEXPIRE', target, '1099511627776')
+    redis.call('PERSIST', target)
+  end
+  again(H)
+  if S then again(S) end
+  if I then again(I) end
+  if M then again(M) end
+  if X then
+    local left = redis.call('PTTL', X)
+    if ttl == '0' or (left >= 0 and left < tonumber(ttl)) then again(X) end
+  end
+  return {}
+end
+
 -- The number of the key a role letter names, and the key.
 local function numbered(role)
   local n = string.find(roles, role, 1, true)
