@@ -533,12 +533,11 @@ REPLICATED = {
         "_durability.py:unconfirmed",
         "_durability.py:Durability.wait_command",
         "_durability.py:Durability.timeout_ms",
-        "_ops.py:add_messages",  # the keys each append has confirmed
+        "_ops.py:add_messages",  # the barrier of a retry confirmed
+        "_core.py:AppendCall.barrier",
         "_service.py:MemoryService._send",
-        "_service.py:MemoryService._confirm",
         "_service.py:MemoryService._run",
         "_async.py:AsyncMemoryService._send",
-        "_async.py:AsyncMemoryService._confirm",
         "_async.py:AsyncMemoryService._run",
     ),
 }

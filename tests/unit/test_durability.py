@@ -401,3 +401,22 @@ async def test_the_asyncio_service_drops_idle_connections_alike(takes_inuse: boo
         assert not any(dropped), dropped
     else:
         assert dropped == []  # the call was refused: nothing dropped, nothing raised
+
+
+def test_a_retrys_barrier_redis_refuses_is_a_typed_error_and_the_message_stays(
+    server: ThrowawayServer, replica: ThrowawayServer
+) -> None:
+    # Without a TTL an append needs PERSIST only; the barrier gives each key an expiry
+    # for an instant (PEXPIRE), which a user without it is refused.
+    with server.admin() as admin:
+        admin.acl_setuser(
+            "no-pexpire", enabled=True, nopass=True, keys=["*"], commands=["+@all", "-pexpire"]
+        )
+    durability = Durability(replicas=1, timeout=2)
+    with redis.Redis(HOST, server.port, username="no-pexpire", password="") as client:
+        memory = MemoryService(client, ttl=None, durability=durability)
+        memory.add_message("s", "user", "hello", message_id="m1")
+        with pytest.raises(WriteOutcomeUnknownError) as failed:
+            memory.add_messages("s", memory.get_messages("s"))
+        assert [m.id for m in failed.value.messages] == ["m1"]
+        assert [m.content for m in memory.get_messages("s")] == ["hello"]
