@@ -166,7 +166,7 @@ if #A == 6 then
   local function again(target)
     if ttl ~= '0' then return redis.call('PEXPIRE', target, ttl) end
     redis.call('PEXPIRE', target, '1099511627776')
-    redis.call('PERSIST', target)
+    return redis.call('PERSIST', target)
   end
   again(H)
   if S then again(S) end
