@@ -155,30 +155,6 @@ for n = 1, letters do  -- bytes, not one-letter strings: this runs on every appe
 end
 local ttl = A[2]
 
--- A call without messages (the long form's six arguments) is the barrier of a retry
--- whose messages were all stored, sent with a durability setting only: the WAIT after
--- a call that wrote nothing would count the replicas holding nothing of this
--- connection's. It writes every key's expiry again as an append would (the index only
--- ever extended, as finish() below does), which the replicas receive after every
--- earlier write of the session; without a TTL, each key is given an expiry for an
--- instant (2^40 ms), then none, which leaves it as it was. Nothing else is written.
-if #A == 6 then
-  local function again(target)
-    if ttl ~= '0' then return redis.call('PEXPIRE', target, ttl) end
-    redis.call('PEXPIRE', target, '1099511627776')
-    return redis.call('PERSIST', target)
-  end
-  again(H)
-  if S then again(S) end
-  if I then again(I) end
-  if M then again(M) end
-  if X then
-    local left = redis.call('PTTL', X)
-    if ttl == '0' or (left >= 0 and left < tonumber(ttl)) then again(X) end
-  end
-  return {}
-end
-
 -- The number of the key a role letter names, and the key.
 local function numbered(role)
   local n = string.find(roles, role, 1, true)
@@ -209,6 +185,44 @@ local function read(role, command, ...)
   local reply = redis.pcall(command, ...)
   if type(reply) == 'table' and reply.err then return nil, refused(reply, role, command) end
   return reply
+end
+
+-- A call without messages (the long form's six arguments) is the barrier of a retry
+-- whose messages were all stored, sent with a durability setting only: the WAIT after
+-- a call that wrote nothing would count the replicas holding nothing of this
+-- connection's. It writes every key's expiry again as an append would (the index only
+-- ever extended, as finish() below does), which the replicas receive after every
+-- earlier write of the session; without a TTL, each key is given an expiry for an
+-- instant (2^40 ms), then none, which leaves it as it was. Nothing else is written. A
+-- refusal leaves the key it names as it was: without a TTL, PERSIST is asked first
+-- (a key without expiry is not changed by it), so the expiry is never left behind.
+if #A == 6 then
+  local function again(role, target)
+    local command, reply = 'PEXPIRE', nil
+    if ttl ~= '0' then
+      reply = redis.pcall('PEXPIRE', target, ttl)
+    else
+      command, reply = 'PERSIST', redis.pcall('PERSIST', target)
+      if type(reply) == 'number' then
+        command, reply = 'PEXPIRE', redis.pcall('PEXPIRE', target, '1099511627776')
+      end
+      if type(reply) == 'number' then command, reply = 'PERSIST', redis.pcall('PERSIST', target) end
+    end
+    if type(reply) == 'table' then return refused(reply, role, command) end
+  end
+  local refusal = again('h', H) or (S and again('s', S)) or (I and again('i', I))
+    or (M and again('m', M))
+  if refusal then return refusal end
+  if X then
+    local left
+    left, refusal = read('x', 'PTTL', X)
+    if refusal then return refusal end
+    if ttl == '0' or (left >= 0 and left < tonumber(ttl)) then
+      refusal = again('x', X)
+      if refusal then return refusal end
+    end
+  end
+  return {}
 end
 
 -- The id of a stored entry: a cheap match for this library's own format, else JSON.

@@ -27,6 +27,7 @@ from chat_memory import (
     MemoryService,
     Message,
     NotReplicatedError,
+    PermissionDeniedError,
     WriteOutcomeUnknownError,
 )
 from chat_memory_suite.servers import HOST, ThrowawayServer
@@ -163,10 +164,12 @@ def test_a_retry_of_stored_messages_on_a_fresh_connection_still_waits_for_the_re
 ) -> None:
     """A retry that appends nothing must not be confirmed by a WAIT that covers nothing.
 
-    On a connection that never wrote, WAIT returns at once with every replica
-    connected, however far behind: the retry writes the session's expiry
-    again (without a TTL, an expiry for an instant, then none) so that its
-    WAIT covers the stored message.
+    On a connection that never wrote, Valkey's WAIT returns at once with every
+    replica connected, however far behind: the retry writes the session's
+    expiry again (without a TTL, an expiry for an instant, then none) so that
+    its WAIT covers the stored message. Redis 7.0's WAIT waits for every write
+    of the server after any command, so only a run on Valkey (PATH) catches a
+    barrier that writes nothing.
     """
     with server.admin() as client:
         memory = MemoryService(client, ttl=ttl, durability=Durability(replicas=1, timeout=0.2))
@@ -205,6 +208,17 @@ def test_a_retry_without_a_durability_setting_writes_nothing() -> None:
         client.pexpire(key, 600_000)
     assert memory.add_messages("s", memory.get_messages("s")).already_stored
     assert all(0 < int(client.pttl(key)) <= 600_000 for key in keys)
+
+
+async def test_an_asyncio_retry_without_a_durability_setting_writes_nothing() -> None:
+    client = fakeredis.FakeAsyncRedis()
+    memory = AsyncMemoryService(client, ttl=1800)
+    await memory.add_message("s", "user", "hello", message_id="m1")
+    keys = [key for key in memory.core.session_keys("s") if await client.exists(key)]
+    for key in keys:  # as if 20 minutes had passed
+        await client.pexpire(key, 600_000)
+    assert (await memory.add_messages("s", await memory.get_messages("s"))).already_stored
+    assert all(0 < int(left) <= 600_000 for left in [await client.pttl(key) for key in keys])
 
 
 def test_a_retry_the_replica_confirms_restarts_every_key_of_the_session_alike(
@@ -403,20 +417,41 @@ async def test_the_asyncio_service_drops_idle_connections_alike(takes_inuse: boo
         assert dropped == []  # the call was refused: nothing dropped, nothing raised
 
 
-def test_a_retrys_barrier_redis_refuses_is_a_typed_error_and_the_message_stays(
-    server: ThrowawayServer, replica: ThrowawayServer
+@pytest.mark.parametrize("missing", ["pexpire", "persist"])
+def test_a_retrys_barrier_redis_refuses_is_a_typed_error_and_changes_nothing(
+    server: ThrowawayServer, replica: ThrowawayServer, missing: str
 ) -> None:
-    # Without a TTL an append needs PERSIST only; the barrier gives each key an expiry
-    # for an instant (PEXPIRE), which a user without it is refused.
+    # Without a TTL the barrier gives each key an expiry for an instant (PEXPIRE), then
+    # none (PERSIST): a user refused either gets a typed error, no key left expiring.
     with server.admin() as admin:
+        MemoryService(admin, ttl=None).for_user("ada").add_message(
+            "s", "user", "hello", message_id="m1"
+        )
         admin.acl_setuser(
-            "no-pexpire", enabled=True, nopass=True, keys=["*"], commands=["+@all", "-pexpire"]
+            "limited", enabled=True, nopass=True, keys=["*"], commands=["+@all", f"-{missing}"]
         )
     durability = Durability(replicas=1, timeout=2)
-    with redis.Redis(HOST, server.port, username="no-pexpire", password="") as client:
-        memory = MemoryService(client, ttl=None, durability=durability)
-        memory.add_message("s", "user", "hello", message_id="m1")
-        with pytest.raises(WriteOutcomeUnknownError) as failed:
+    with redis.Redis(HOST, server.port, username="limited", password="") as client:
+        memory = MemoryService(client, ttl=None, durability=durability).for_user("ada")
+        with pytest.raises(PermissionDeniedError, match=f"'{missing}'"):
             memory.add_messages("s", memory.get_messages("s"))
-        assert [m.id for m in failed.value.messages] == ["m1"]
         assert [m.content for m in memory.get_messages("s")] == ["hello"]
+        keys = [key for key in memory.core.session_keys("s") if client.exists(key)]
+        assert len(keys) == 4, keys  # the history, its ids, its metadata, the user's index
+        assert {key: client.pttl(key) for key in keys} == dict.fromkeys(keys, -1)
+
+
+def test_a_retry_the_replica_confirms_leaves_a_longer_lived_sessions_index_as_it_was(
+    server: ThrowawayServer, replica: ThrowawayServer
+) -> None:
+    durability = Durability(replicas=1, timeout=2)
+    with server.admin() as client:
+        MemoryService(client, ttl=7200, durability=durability).for_user("ada").add_message(
+            "long", "user", "kept two hours"
+        )
+        memory = MemoryService(client, ttl=1800, durability=durability).for_user("ada")
+        memory.add_message("s", "user", "hello", message_id="m1")
+        assert memory.add_messages("s", memory.get_messages("s")).already_stored
+        index = memory.keys.index()
+        assert index is not None
+        assert 7195 < int(client.pttl(index)) / 1000 <= 7200  # not cut to this session's 1800 s
