@@ -15,7 +15,9 @@ first attempt may have been applied though its answer was lost. So:
   run) is a :class:`StorageUnavailableError`: the session is unchanged. For
   the script this holds across retries too: an earlier attempt that was
   applied would have made every id of the call "already stored", and the
-  script then writes nothing at all (not even the TTL) that could be refused.
+  script then writes nothing at all (not even the TTL) that could be refused
+  (with a durability setting, the barrier after it says so when it fails: see
+  ``_ops.add_messages``).
   A read-only replica is the exception: after a failover a retry may reach a
   replica that has not seen the earlier attempt, so it is outcome-unknown;
 - a cluster client that gave up after MOVED, ASK or TRYAGAIN alone (a slot

@@ -150,8 +150,16 @@ def add_messages(
             yield Confirm(RunScript(call.keys, call.barrier))
         except NotReplicatedError as short:
             raise short.with_messages(call.messages) from None
-        except REDIS_EXCEPTIONS as exc:  # the messages were stored; the barrier failed
-            raise script_error(exc, keys=call.keys, messages=call.messages) from exc
+        except REDIS_EXCEPTIONS as exc:
+            # This call found them stored, perhaps by an earlier attempt of its own whose
+            # answer was lost: an error saying nothing was written would be false.
+            failed = script_error(exc, keys=call.keys, messages=call.messages)
+            raise WriteOutcomeUnknownError(
+                "the messages are stored (this call found them all stored), but the write"
+                f" its wait for the replicas follows failed ({failed}); sending them again"
+                " is safe",
+                call.messages,
+            ) from exc
     return result
 
 
