@@ -12,6 +12,7 @@ import math
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import fakeredis
 import pytest
@@ -457,3 +458,33 @@ def test_a_retry_the_replica_confirms_leaves_a_longer_lived_sessions_index_as_it
         index = memory.keys.index()
         assert index is not None
         assert 7195 < int(client.pttl(index)) / 1000 <= 7200  # not cut to this session's 1800 s
+
+
+async def test_an_asyncio_clear_waits_for_the_replicas_too() -> None:
+    client = fakeredis.FakeAsyncRedis()  # no WAIT: every write is unconfirmed
+    memory = AsyncMemoryService(client, durability=Durability(replicas=1, timeout=0.05))
+    await AsyncMemoryService(client).add_message("s", "user", "hello")
+    with pytest.raises(NotReplicatedError):
+        await memory.clear("s")
+    assert await AsyncMemoryService(client).get_messages("s") == []
+
+
+def test_a_retrys_barrier_that_loses_its_connection_says_the_messages_are_stored(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    client = fakeredis.FakeRedis()
+    MemoryService(client).add_message("s", "user", "hello", message_id="m1")
+    memory = MemoryService(client, durability=Durability(replicas=1, timeout=0.05))
+    sent = memory._send  # the retry's own script as without durability, then the barrier fails
+
+    def send(command: tuple[Any, ...], options: Any, key: str, *, writes: bool) -> Any:
+        if sent_once:
+            raise redis.exceptions.ConnectionError("Connection closed by server.")
+        sent_once.append(command)
+        return sent(command, options, key, writes=False)
+
+    sent_once: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(memory, "_send", send)
+    with pytest.raises(WriteOutcomeUnknownError, match="messages are stored") as failed:
+        memory.add_messages("s", MemoryService(client).get_messages("s"))
+    assert [m.id for m in failed.value.messages] == ["m1"]
