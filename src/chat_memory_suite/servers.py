@@ -25,6 +25,7 @@ import port_for
 import redis
 import trustme
 from mirakuru import TCPExecutor
+from mirakuru.exceptions import AlreadyRunning
 
 from chat_memory import acl_rules
 
@@ -435,14 +436,28 @@ class SentinelGroup:
     def start(self) -> SentinelGroup:
         """Start the primary, its replicas once in sync, then the Sentinels."""
         ports: list[int] = []
-        for _ in range(1 + self._replicas + self._sentinel_count):
+        for _ in range(1 + self._replicas):
             ports.append(port_for.select_random(exclude_ports=ports))
-        primary, replicas = ports[0], ports[1 : 1 + self._replicas]
+        primary, replicas = ports[0], ports[1:]
         self._server(primary)
         for port in replicas:
             self._server(port, "--replicaof", HOST, str(primary))
         self._wait_for_replicas(primary, len(replicas))
-        for port in ports[1 + self._replicas :]:
+        for _ in range(self._sentinel_count):
+            self._sentinel(primary, ports)
+        self._wait_for_sentinels(primary)
+        return self
+
+    def _sentinel(self, primary: int, taken: list[int]) -> None:
+        """Start one Sentinel of ``primary`` on a free port, and add it to ``taken``.
+
+        A port is picked at random just before its Sentinel starts: picked with
+        the servers', seconds earlier, it could be taken meanwhile by a server of a
+        scenario on another pytest-xdist worker (mirakuru then says AlreadyRunning,
+        and nothing was started); another port is tried then.
+        """
+        for _ in range(5):
+            port = port_for.select_random(exclude_ports=taken)
             conf = self.workdir / f"sentinel-{port}.conf"
             conf.write_text(
                 f"port {port}\nbind {HOST}\ndir {self.workdir}\n"
@@ -455,11 +470,16 @@ class SentinelGroup:
             process = TCPExecutor(
                 [_binary("redis-sentinel"), str(conf)], host=HOST, port=port, timeout=READY_SECONDS
             )
-            process.start()
+            taken.append(port)
+            try:
+                process.start()
+            except AlreadyRunning:
+                conf.unlink()
+                continue
             self._sentinel_processes.append(process)
             self.sentinels.append((HOST, port))
-        self._wait_for_sentinels(primary)
-        return self
+            return
+        raise RuntimeError("no free port for a Sentinel after 5 tries")
 
     def _server(self, port: int, *options: str) -> None:
         server_dir = self.workdir / str(port)
