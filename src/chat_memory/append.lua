@@ -194,8 +194,8 @@ end
 -- ever extended, as finish() below does), which the replicas receive after every
 -- earlier write of the session; without a TTL, each key is given an expiry for an
 -- instant (2^40 ms), then none, which leaves it as it was. Nothing else is written. A
--- refusal leaves the key it names as it was: without a TTL, PERSIST is asked first
--- (a key without expiry is not changed by it), so the expiry is never left behind.
+-- refusal never leaves the instant's expiry behind: without a TTL, PERSIST is asked
+-- first (it changes only a key that had an expiry, as an append without TTL would).
 if #A == 6 then
   local function again(role, target)
     local command, reply = 'PEXPIRE', nil
