@@ -97,7 +97,7 @@ BARRIER_BREAKS = {
 }  # fmt: skip
 
 
-def run_features(library: Path, target: str = "features") -> subprocess.CompletedProcess[str]:
+def run_tests(library: Path, target: str = "features") -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TEST_REDIS_")}
     env["PYTHONPATH"] = str(library.parent)
     return subprocess.run(
@@ -116,11 +116,6 @@ def copy_library(tmp_path: Path) -> Path:
     return copy
 
 
-def test_the_unbroken_library_passes(tmp_path: Path) -> None:
-    result = run_features(copy_library(tmp_path))
-    assert result.returncode == 0, result.stdout[-3000:]
-
-
 def broken_copy(tmp_path: Path, name: str, filename: str, old: str, new: str) -> Path:
     library = copy_library(tmp_path)
     source = (library / filename).read_text(encoding="utf-8")
@@ -129,25 +124,25 @@ def broken_copy(tmp_path: Path, name: str, filename: str, old: str, new: str) ->
     return library
 
 
-@pytest.mark.parametrize("name", sorted(BREAKS))
-def test_the_suite_fails_when_the_library_is_broken(tmp_path: Path, name: str) -> None:
-    result = run_features(broken_copy(tmp_path, name, *BREAKS[name]))
-    assert result.returncode == 1, f"the suite did not catch: {name}\n{result.stdout[-3000:]}"
-    assert " failed" in result.stdout
-
-
 DURABILITY_TESTS = str(Path(__file__).with_name("test_durability.py"))
+TARGETS = {"the acceptance suite": "features", "the durability tests": DURABILITY_TESTS}
+# Each break, with the tests that must catch it.
+CAUGHT_BY = {
+    **{name: ("features", *spec) for name, spec in BREAKS.items()},
+    **{name: (DURABILITY_TESTS, *spec) for name, spec in BARRIER_BREAKS.items()},
+}
+assert len(CAUGHT_BY) == len(BREAKS) + len(BARRIER_BREAKS), "a break's name is used twice"
 
 
-def test_the_durability_tests_pass_on_the_unbroken_library(tmp_path: Path) -> None:
-    result = run_features(copy_library(tmp_path), DURABILITY_TESTS)
+@pytest.mark.parametrize("target", list(TARGETS.values()), ids=list(TARGETS))
+def test_the_unbroken_library_passes(tmp_path: Path, target: str) -> None:
+    result = run_tests(copy_library(tmp_path), target)
     assert result.returncode == 0, result.stdout[-3000:]
 
 
-@pytest.mark.parametrize("name", sorted(BARRIER_BREAKS))
-def test_the_durability_tests_fail_when_the_retrys_barrier_is_broken(
-    tmp_path: Path, name: str
-) -> None:
-    result = run_features(broken_copy(tmp_path, name, *BARRIER_BREAKS[name]), DURABILITY_TESTS)
+@pytest.mark.parametrize("name", sorted(CAUGHT_BY))
+def test_the_tests_fail_when_the_library_is_broken(tmp_path: Path, name: str) -> None:
+    target, *spec = CAUGHT_BY[name]
+    result = run_tests(broken_copy(tmp_path, name, *spec), target)
     assert result.returncode == 1, f"the tests did not catch: {name}\n{result.stdout[-3000:]}"
     assert " failed" in result.stdout
