@@ -211,6 +211,32 @@ def app_tries_to_load(memory: MemoryService, session_id: str, attempt: Attempt) 
     attempt.make(lambda: memory.get_context(session_id), memory=memory)
 
 
+# What the memory's errors end with, where a step checks the whole promise (the
+# suite's mutation run counts a reworded promise as a change nobody noticed).
+_NOTHING_WRITTEN = re.compile(
+    r"[;:] nothing was (?:written|sent|changed|read or written)"
+    r"(?:[;:] try again (?:shortly|once it has moved))?$"
+)
+_WHAT_RUNS_SCRIPTS = (
+    "; nothing was written. chat-memory writes with Lua scripts (EVALSHA): use a Redis or"
+    " Valkey server with scripting, fakeredis[lua] in tests (pip install 'fakeredis[lua]'),"
+    " or a proxy that passes EVALSHA and SCRIPT LOAD through"
+)
+_WHY_REFUSED = (
+    "(a permission missing on this server, or revoked from the Redis user since the memory"
+    " checked them; see the README's ACL SETUSER line): "
+)
+_STORED_TWICE = (
+    ": the message is stored but its id is not remembered (undoing the push was refused"
+    " too), and neither trimmed nor given its expiry: sending it again would store it twice"
+)
+
+
+def _says_nothing_was_written(error: Exception) -> None:
+    """The error's last words say that nothing was written (or sent, or changed), and when to retry."""
+    assert _NOTHING_WRITTEN.search(str(error)), f"the error does not end saying so: {error}"
+
+
 @then(parsers.parse("the app was told within {seconds:d} seconds that the memory is unavailable"))
 def told_unavailable(memory: MemoryService, attempt: Attempt, seconds: int) -> None:
     """The call failed in time with the error that says nothing was changed.
@@ -222,11 +248,12 @@ def told_unavailable(memory: MemoryService, attempt: Attempt, seconds: int) -> N
     error = attempt.failure(memory, StorageUnavailableError, within=seconds)
     if isinstance(error, StorageUnavailableError):
         assert not error.may_have_written, str(error)
+        _says_nothing_was_written(error)
 
 
 @then("the app was told that the server cannot run scripts")
 def told_no_scripting(memory: MemoryService, attempt: Attempt) -> None:
-    """The call failed with the error that names the missing scripting, and wrote nothing.
+    """The call failed, naming the missing scripting and what to run instead; nothing written.
 
     Then the app was told that the server cannot run scripts
     """
@@ -234,6 +261,7 @@ def told_no_scripting(memory: MemoryService, attempt: Attempt) -> None:
     if isinstance(error, ScriptingUnavailableError):
         assert not error.may_have_written, str(error)
         assert "cannot run scripts" in str(error), str(error)
+        assert str(error).endswith(_WHAT_RUNS_SCRIPTS), f"the error says no remedy: {error}"
 
 
 @then(parsers.parse('the app was told that the memory\'s Redis user may not run "{command}"'))
@@ -246,6 +274,7 @@ def told_not_permitted(memory: MemoryService, attempt: Attempt, command: str) ->
     if isinstance(error, PermissionDeniedError):
         assert not error.may_have_written, str(error)
         assert command in str(error), f"{command!r} not named: {error}"
+        _says_nothing_was_written(error)
 
 
 @then(
@@ -366,6 +395,7 @@ def refused_by_server(memory: MemoryService, attempt: Attempt, reason: str) -> N
     if isinstance(error, StorageError):
         assert not error.may_have_written, f"may have written: {error}"
         assert reason in str(error)
+        _says_nothing_was_written(error)
 
 
 @then(parsers.parse('the app is told that Redis refused "{command}" after storing the message'))
@@ -388,7 +418,9 @@ def told_refused_after_storing(
     if isinstance(error, PartialWriteError):
         assert error.may_have_written, str(error)
         assert error.command == command, f"refused {error.command!r}, not {command!r}: {error}"
-        assert f"refused '{command}'" in str(error), str(error)
+        assert f"refused '{command}' after the append had written {_WHY_REFUSED}" in str(error), (
+            f"the error does not say why Redis refused it: {error}"
+        )
 
 
 @then(parsers.parse('the app is told what is left undone: "{undone}"'))
@@ -429,7 +461,7 @@ def told_whether_resending_is_safe(
     if safe:
         assert "so sending it again is safe" in str(error), str(error)
     else:  # the last thing it says, without a durability setting
-        assert str(error).endswith("sending it again would store it twice"), str(error)
+        assert str(error).endswith(_STORED_TWICE), str(error)
     with fault_server.admin() as admin:
         remembered = admin.hexists(memory.keys.seen(session_id), str(error.messages[0].id))
     assert remembered == safe, f"the session {'forgot' if safe else 'remembers'} the id: {error}"

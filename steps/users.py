@@ -248,6 +248,26 @@ def user_tries_to_say_in_session(
     attempt.make(lambda: memory.for_user(user).add_message(name, "user", text))
 
 
+@when("the app sends a message for a user with an empty id")
+@requires("typed_errors")
+def app_sends_for_empty_user(memory: MemoryService, attempt: Attempt) -> None:
+    """The app tries to store a user's message without saying whose it is.
+
+    When the app sends a message for a user with an empty id
+    """
+    attempt.make(lambda: memory.for_user("").add_message("paris", "user", "hello"))
+
+
+@when(parsers.parse("the app sends a message for a user whose id is {length:d} characters long"))
+@requires("typed_errors")
+def app_sends_for_long_user(memory: MemoryService, attempt: Attempt, length: int) -> None:
+    """The app tries to store a message for a user id longer than allowed.
+
+    When the app sends a message for a user whose id is 300 characters long
+    """
+    attempt.make(lambda: memory.for_user("u" * length).add_message("paris", "user", "hello"))
+
+
 @when(parsers.parse('user "{user}" tries to clear session "{name}"'))
 def user_tries_to_clear(memory: MemoryService, attempt: Attempt, user: str, name: str) -> None:
     """The app forgets one of the user's sessions; a failure is kept for a Then step.

@@ -27,7 +27,7 @@ Feature: Moving a session
       And a new session "rome"
       And the user said "mine"
       When the app imports the export into the session
-      Then the message is refused with the reason "already holds messages or metadata"
+      Then the message is refused with the reason "already holds messages or metadata: import with append=True to add to it"
       And the context is:
         | role | content |
         | user | mine    |

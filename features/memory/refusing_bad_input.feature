@@ -81,3 +81,15 @@ Feature: Refusing bad input
       When the app sends a message to a session whose id is 300 characters long
       Then the message is refused with the reason "session id must be 1 to 256 characters"
       And nothing is stored
+
+  Rule: A user's message needs a valid user id
+
+    Scenario: A message for a user without an id is refused
+      When the app sends a message for a user with an empty id
+      Then the message is refused with the reason "user id must be 1 to 256 characters long, not 0"
+      And nothing is stored
+
+    Scenario: A user id longer than 256 characters is refused
+      When the app sends a message for a user whose id is 300 characters long
+      Then the message is refused with the reason "user id must be 1 to 256 characters long, not 300"
+      And nothing is stored

@@ -92,7 +92,7 @@ Feature: Remembering a session
           {"role": "assistant", "content": "Sorry, we are full.", "id": "m-2"}
         ]
         """
-      Then the message is refused with the reason "message id 'm-2' is already stored with other content"
+      Then the message is refused with the reason "message id 'm-2' is already stored with other content; nothing of this write was stored"
       And the refusal names the message id "m-2"
       And the context is:
         | role      | content                |
