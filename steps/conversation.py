@@ -534,11 +534,26 @@ def message_refused(attempt: Attempt, reason: str) -> None:
 
     Then the message is refused with the reason "role must be one of"
     """
+    assert reason in str(_refusal(attempt)), f"the refusal says {str(attempt.error)!r}"
+
+
+@then(parsers.parse('the message is refused with the reason "{reason}", word for word'))
+@requires("typed_errors")
+def message_refused_word_for_word(attempt: Attempt, reason: str) -> None:
+    """The memory refused the message with a typed error that says exactly this, and no more.
+
+    Then the message is refused with the reason "tool_calls must be a list", word for word
+    """
+    said = str(_refusal(attempt))
+    assert said == reason, f"the refusal says {said!r}"
+
+
+def _refusal(attempt: Attempt) -> InvalidInputError:
     assert attempt.made, "no step tried to send a message that should be refused"
     assert attempt.error is not None, "the message was accepted"
     assert isinstance(attempt.error, InvalidInputError), f"not a refusal: {attempt.error!r}"
     assert isinstance(attempt.error, ValueError)
-    assert reason in str(attempt.error)
+    return attempt.error
 
 
 @when(parsers.parse("the app sends the chat message {message}"))

@@ -8,7 +8,7 @@ Feature: Refusing bad input
     Scenario Outline: A message with the role "<role>" is refused
       Given a new session "alice"
       When the app sends a message with the role "<role>"
-      Then the message is refused with the reason "role must be one of"
+      Then the message is refused with the reason "role must be one of assistant, system, tool, user, not '<role>'", word for word
       And nothing is stored
 
       Examples:
@@ -20,7 +20,7 @@ Feature: Refusing bad input
     Scenario: A message whose content is not text is refused
       Given a new session "alice"
       When the app sends a message whose content is the number 42
-      Then the message is refused with the reason "content must be a string"
+      Then the message is refused with the reason "content must be a string, not int", word for word
       And nothing is stored
 
     Scenario: A message larger than the memory accepts is refused
