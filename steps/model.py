@@ -141,6 +141,26 @@ def fake_model(model: ChatModel) -> FakeLLM:
     return model
 
 
+class _WholeRepliesOnly:
+    """A model that answers whole replies only (``complete``), with no ``stream`` method."""
+
+    def __init__(self, model: ChatModel) -> None:
+        self._model = model
+
+    def complete(self, messages: list[dict[str, Any]]) -> Any:
+        """Answer as the model underneath does (a coroutine, from an asyncio model)."""
+        return self._model.complete(messages)
+
+
+@given("the model cannot stream", target_fixture="model")
+def model_cannot_stream(model: ChatModel) -> ChatModel:
+    """The app's model answers whole replies only, as many wrappers of a chat API do.
+
+    Given the model cannot stream
+    """
+    return cast(ChatModel, _WholeRepliesOnly(model))
+
+
 @pytest.fixture
 def chat(
     memory: MemoryService, model: ChatModel, chat_settings: ChatSettings, services: Services
@@ -478,6 +498,19 @@ def user_asks_streamed(chat: ChatService, session_id: str, turn: Turn, text: str
         turn.answer = "".join(turn.pieces)
 
 
+@when(parsers.parse('the user tries to ask "{text}" with the answer streamed'))
+def user_tries_to_ask_streamed(chat: ChatService, session_id: str, turn: Turn, text: str) -> None:
+    """A streamed turn whose refusal is kept for a Then step.
+
+    When the user tries to ask "Tell me a story." with the answer streamed
+    """
+    turn.answer, turn.error, turn.pieces = None, None, []
+    try:
+        turn.pieces.extend(chat.stream(session_id, text))
+    except InvalidInputError as exc:
+        turn.error = exc
+
+
 @when(
     parsers.re(
         r'the user stops reading the answer to "(?P<text>[^"]*)" after (?P<words>\d+) words?'
@@ -635,6 +668,17 @@ def _turn_handed_back(turn: Turn, *, may_have_written: bool = False) -> ReplyNot
         f" written: {error}"
     )
     return error
+
+
+@then(parsers.parse('the turn is refused with the reason "{reason}"'))
+def turn_refused(turn: Turn, reason: str) -> None:
+    """The turn was refused before the model was asked, with a typed error saying why.
+
+    Then the turn is refused with the reason "the model cannot stream: it has no stream(messages) method"
+    """
+    assert isinstance(turn.error, InvalidInputError), f"not refused: {turn.error!r}, {turn.pieces}"
+    assert reason in str(turn.error), f"the refusal says {str(turn.error)!r}"
+    assert not turn.pieces, f"the model streamed {turn.pieces} all the same"
 
 
 @then("the turn fails with the model's own error")

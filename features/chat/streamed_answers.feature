@@ -31,3 +31,11 @@ Feature: Streamed answers
       Given the model will reply "Once upon a time there was a dragon."
       When the user stops reading the answer to "Tell me a story." after 2 words
       Then the context is empty
+
+  Rule: Streaming needs a model that streams
+
+    Scenario: Streaming from a model that cannot stream is refused, and nothing is remembered
+      Given the model cannot stream
+      When the user tries to ask "Tell me a story." with the answer streamed
+      Then the turn is refused with the reason "the model cannot stream: it has no stream(messages) method"
+      And the context is empty
