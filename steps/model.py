@@ -335,6 +335,15 @@ def context_ends_with_call(
     )
 
 
+@given(parsers.parse("the model will reply the number {number:d}"))
+def model_will_reply_number(fake_model: FakeLLM, number: int) -> None:
+    """The model's next answer is a number: neither text nor a message (a broken wrapper's).
+
+    Given the model will reply the number 42
+    """
+    fake_model.will_reply(cast(Any, number))
+
+
 @given(parsers.parse("the model will reply the JSON string {text}"))
 def model_will_reply_json(fake_model: FakeLLM, text: str) -> None:
     r"""Script the model's next reply, written as a JSON string (for text Gherkin cannot hold).
@@ -496,6 +505,19 @@ def user_asks_streamed(chat: ChatService, session_id: str, turn: Turn, text: str
         turn.error = exc
     else:
         turn.answer = "".join(turn.pieces)
+
+
+@when(parsers.parse('the user tries to ask "{text}"'))
+def user_tries_to_ask(chat: ChatService, session_id: str, turn: Turn, text: str) -> None:
+    """A chat turn whose refusal is kept for a Then step.
+
+    When the user tries to ask "How old are you?"
+    """
+    turn.answer, turn.error, turn.pieces = None, None, []
+    try:
+        turn.answer = chat.reply(session_id, text)
+    except InvalidInputError as exc:
+        turn.error = exc
 
 
 @when(parsers.parse('the user tries to ask "{text}" with the answer streamed'))
@@ -672,13 +694,13 @@ def _turn_handed_back(turn: Turn, *, may_have_written: bool = False) -> ReplyNot
 
 @then(parsers.parse('the turn is refused with the reason "{reason}"'))
 def turn_refused(turn: Turn, reason: str) -> None:
-    """The turn was refused before the model was asked, with a typed error saying why.
+    """The turn was refused with a typed error saying why, and nothing of it came back.
 
     Then the turn is refused with the reason "the model cannot stream: it has no stream(messages) method"
     """
     assert isinstance(turn.error, InvalidInputError), f"not refused: {turn.error!r}, {turn.pieces}"
     assert reason in str(turn.error), f"the refusal says {str(turn.error)!r}"
-    assert not turn.pieces, f"the model streamed {turn.pieces} all the same"
+    assert (turn.answer, turn.pieces) == (None, []), f"answered all the same: {turn}"
 
 
 @then("the turn fails with the model's own error")

@@ -39,3 +39,12 @@ Feature: An answer that cannot be stored
       When the user asks "Say hello with an emoji."
       Then the turn was not stored, and the error hands back the JSON string "Hello \ud83d" with the turn
       And nothing is stored
+
+  Rule: An answer that is neither text nor a message is refused, and nothing is written
+
+    Scenario: A model that answers with a number is refused, naming what it returned
+      Given a new session "ada"
+      And the model will reply the number 42
+      When the user tries to ask "How old are you?"
+      Then the turn is refused with the reason "the model returned int, not a string or an assistant Message"
+      And nothing is stored
