@@ -10,12 +10,16 @@ Usage::
 
 The summarizer is a stand-in for a model call: it writes "Summary:" and the
 folded messages' texts, joined by " / ", so a scenario can say what it holds.
+Through the asyncio API, the usual compaction's summarizer is a coroutine
+function, as an asyncio app's model call is; the others stay plain functions,
+which the asyncio API takes too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from typing import cast
 
 import pytest
 from pytest_bdd import given, parsers, then, when
@@ -28,6 +32,7 @@ from chat_memory import (
     MemoryService,
     Message,
 )
+from chat_memory_suite.apis import Services
 from chat_memory_suite.backends import RedisClient
 
 from .context import expect_corrupt_entry
@@ -42,6 +47,18 @@ def summarize(messages: list[Message]) -> str:
     """Summarize messages the way the scenarios read: their texts, in order."""
     texts = [m.content or ", ".join(c.name for c in m.tool_calls) for m in messages]
     return "Summary: " + " / ".join(texts)
+
+
+def app_summarizer(services: Services) -> Callable[[list[Message]], str]:
+    """:func:`summarize`, as a coroutine function through the asyncio API (as a model call is)."""
+    if services.api != "async":
+        return summarize
+
+    async def summarize_awaited(messages: list[Message]) -> str:
+        return summarize(messages)
+
+    awaited: Callable[[list[Message]], Awaitable[str]] = summarize_awaited
+    return cast(Callable[[list[Message]], str], awaited)  # the blocking view passes it on
 
 
 @pytest.fixture
@@ -59,7 +76,11 @@ def compactions() -> list[CompactResult]:
     converters={"keep": int},
 )
 def session_compacted(
-    memory: MemoryService, session_id: str, compactions: list[CompactResult], keep: int
+    memory: MemoryService,
+    services: Services,
+    session_id: str,
+    compactions: list[CompactResult],
+    keep: int,
 ) -> None:
     """The app folds all but the newest messages of the session into one summary.
 
@@ -71,7 +92,7 @@ def session_compacted(
     Given the session was compacted, keeping the newest 2 messages
     When the session is compacted, keeping the newest 2 messages
     """
-    compactions.append(memory.compact(session_id, summarize, keep_last=keep))
+    compactions.append(memory.compact(session_id, app_summarizer(services), keep_last=keep))
 
 
 @given(
