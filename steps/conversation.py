@@ -8,7 +8,7 @@ Usage::
     When the user tries to say "are you there?"
     When the user and the assistant exchange 50 messages
     When the app sends a message with the role "wizard"
-    Then the message is refused with the reason "role must be one of"
+    Then the message is refused with the reason "over the limit"
 
 Steps that start with "the app sends" expect a refusal: they keep the error
 for a "Then the message is refused" step instead of failing the scenario.
@@ -532,7 +532,7 @@ def app_sends_to_empty_session(memory: MemoryService, attempt: Attempt) -> None:
 def message_refused(attempt: Attempt, reason: str) -> None:
     """The memory refused the message with a clear, typed error.
 
-    Then the message is refused with the reason "role must be one of"
+    Then the message is refused with the reason "over the limit"
     """
     assert reason in str(_refusal(attempt)), f"the refusal says {str(attempt.error)!r}"
 
