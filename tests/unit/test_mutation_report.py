@@ -153,6 +153,19 @@ def test_a_written_justification_makes_a_survivor_equivalent() -> None:
     assert 1 in KILLED
 
 
+def test_a_written_justification_comes_before_the_wording_rule() -> None:
+    # the words of an assert that cannot fail look like an error message to the rule
+    removed = 'assert x is not None, "only a turn"'
+    added = 'assert x is not None, "XXonly a turnXX"'
+    report = Report(mutants=[mutant(removed, added)])
+    classify(report, equivalents=[])
+    assert report.mutants[0].verdict == "message wording"
+    entry = {"place": "_keys.py:f", "from": removed, "to": added}
+    classify(report, [entry | {"reason": "the assert cannot fail"}])
+    assert report.mutants[0].verdict == "equivalent: the assert cannot fail"
+    assert score(report.mutants, "suite") == (0, 0)
+
+
 def test_a_justification_of_kind_wording_counts_as_message_wording() -> None:
     report = Report(mutants=[mutant("t = name(v)", "t = other(v)")])
     change = {"place": "_keys.py:f", "from": "t = name(v)", "to": "t = other(v)"}
