@@ -461,11 +461,13 @@ def unused(
 ) -> list[dict[str, str]]:
     """The justifications that give no mutant of a full run its verdict.
 
-    The code they quote changed, a test now kills the mutant (in any pass), the
-    function is gone, or an entry above says the same: either way, nothing reads
-    them (an entry comes before the rules of message wording and of a codec's or
-    command's case). The entries of functions of ``current`` (the source now)
-    whose mutants have not run yet are not judged.
+    The code they quote changed, a test now kills the mutant (in any pass), a
+    rule (message wording, the case of a codec or command name) already explains
+    it, the function is gone, or an entry above says the same: either way,
+    nothing reads them. (An equivalence written down comes before the wording
+    rule: the words of an assert that cannot fail look like a message's.) The
+    entries of functions of ``current`` (the source now) whose mutants have not
+    run yet are not judged.
     """
     if report.sample:
         return []
@@ -484,17 +486,22 @@ def classify(report: Report, equivalents: list[dict[str, str]]) -> set[int]:
     for mutant in report.mutants:
         if any(code in KILLED for code in mutant.acceptance):
             mutant.verdict = "killed by the acceptance suite"
-        # A written justification comes before the rules: the words of an assert that
-        # cannot fail are a string the wording rule takes for an error message.
-        elif (index := _first_match(mutant, equivalents)) is not None:
-            mutant.verdict = justification(mutant, equivalents) or ""
-            used.add(index)
         elif is_wording(mutant):
-            mutant.verdict = "message wording"
+            # A written equivalence comes before this rule: the words of an assert that
+            # cannot fail are a string the rule takes for an error message.
+            index = _first_match(mutant, equivalents)
+            if index is not None and equivalents[index].get("kind") != "wording":
+                mutant.verdict = justification(mutant, equivalents) or ""
+                used.add(index)
+            else:
+                mutant.verdict = "message wording"
         elif codec_case(mutant):
             mutant.verdict = "equivalent: codec names are case-insensitive in Python"
         elif command_case(mutant):
             mutant.verdict = "equivalent: Redis command names are case-insensitive"
+        elif (index := _first_match(mutant, equivalents)) is not None:
+            mutant.verdict = justification(mutant, equivalents) or ""
+            used.add(index)
         elif mutant.unit in KILLED:
             mutant.verdict = "killed by tests/unit"
         else:
