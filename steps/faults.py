@@ -266,14 +266,14 @@ def told_no_scripting(memory: MemoryService, attempt: Attempt) -> None:
 
 @then(
     parsers.parse(
-        'the app was told that listing needs "{command}",'
-        " which the memory's Redis user may not run"
+        'the app was told that it needs "{command}" to see whether the user\'s slot'
+        " is moving, which the memory's Redis user may not run"
     )
 )
 def told_listing_needs(memory: MemoryService, attempt: Attempt, command: str) -> None:
     """On a cluster, the listing or erasure was refused whole, saying what it needs the command for.
 
-    Then the app was told that listing needs "cluster|nodes", which the memory's Redis user may not run
+    Then the app was told that it needs "cluster|nodes" to see whether the user's slot is moving, which the memory's Redis user may not run
     """
     error = attempt.failure(memory, PermissionDeniedError)
     if isinstance(error, PermissionDeniedError):

@@ -249,7 +249,7 @@ def user_tries_to_say_in_session(
 
 
 @when("the app sends a message for a user with an empty id")
-@requires("typed_errors")
+@requires("users", "typed_errors")
 def app_sends_for_empty_user(memory: MemoryService, attempt: Attempt) -> None:
     """The app tries to store a user's message without saying whose it is.
 
@@ -259,7 +259,7 @@ def app_sends_for_empty_user(memory: MemoryService, attempt: Attempt) -> None:
 
 
 @when(parsers.parse("the app sends a message for a user whose id is {length:d} characters long"))
-@requires("typed_errors")
+@requires("users", "typed_errors")
 def app_sends_for_long_user(memory: MemoryService, attempt: Attempt, length: int) -> None:
     """The app tries to store a message for a user id longer than allowed.
 

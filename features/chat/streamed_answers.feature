@@ -38,4 +38,4 @@ Feature: Streamed answers
       Given the model cannot stream
       When the user tries to ask "Tell me a story." with the answer streamed
       Then the turn is refused with the reason "the model cannot stream: it has no stream(messages) method"
-      And the context is empty
+      And nothing is stored

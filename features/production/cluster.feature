@@ -246,7 +246,7 @@ Feature: Sessions on a Redis Cluster
       Given the memory runs on a cluster of its own, as a Redis user allowed what the README lists except "<command>"
       And user "ada" said "Plan my Paris trip" in session "paris"
       When the app tries to list the sessions of user "ada"
-      Then the app was told that listing needs "<command>", which the memory's Redis user may not run
+      Then the app was told that it needs "<command>" to see whether the user's slot is moving, which the memory's Redis user may not run
 
       Examples:
         | command         |
@@ -259,7 +259,7 @@ Feature: Sessions on a Redis Cluster
       And user "ada" said "Plan my Paris trip" in session "paris"
       And the slot of user "ada" is being migrated to another node, with only the user's index moved there
       When the app tries to forget user "ada"
-      Then the app was told that listing needs "cluster|nodes", which the memory's Redis user may not run
+      Then the app was told that it needs "cluster|nodes" to see whether the user's slot is moving, which the memory's Redis user may not run
       And the context of user "ada"'s session "paris" is:
         | role | content            |
         | user | Plan my Paris trip |
