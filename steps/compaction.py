@@ -6,6 +6,7 @@ Usage::
     When the session is compacted into the summary "Ada (42), from Paris.", keeping the newest 1 message
     When the session is compacted while the user says "And I love museums.", keeping the newest 1 message
     When the app tries to compact the session, keeping the newest 1 message
+    When the app compacts the session with no summarizer, keeping the newest 1 message
     Then the compaction folded 3 messages
 
 The summarizer is a stand-in for a model call: it writes "Summary:" and the
@@ -213,6 +214,23 @@ def session_compacted_by_empty_summarizer(
     When the session is compacted by a summarizer that returns nothing
     """
     attempt.make(lambda: memory.compact(session_id, lambda _: "", keep_last=1))
+
+
+@when(
+    parsers.re(
+        r"the app compacts the session with no summarizer, keeping the newest (?P<keep>\d+) messages?"
+    ),
+    converters={"keep": int},
+)
+def app_compacts_without_summarizer(
+    memory: MemoryService, session_id: str, attempt: Attempt, keep: int
+) -> None:
+    """The app passes None where its summarizer goes (a model client that failed to load).
+
+    When the app compacts the session with no summarizer, keeping the newest 1 message
+    """
+    no_summarizer = cast(Callable[[list[Message]], str], None)
+    attempt.make(lambda: memory.compact(session_id, no_summarizer, keep_last=keep))
 
 
 @pytest.fixture

@@ -30,7 +30,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
@@ -159,6 +159,23 @@ def model_cannot_stream(model: ChatModel) -> ChatModel:
     Given the model cannot stream
     """
     return cast(ChatModel, _WholeRepliesOnly(model))
+
+
+class _NotAModel:
+    """What reaches the chat when an app wires the wrong object: a misspelt ``completion``."""
+
+    def completion(self, messages: list[dict[str, Any]]) -> str:
+        """Answer, under a name the chat turn does not call."""
+        return "Hello."
+
+
+@given("the app's model has no complete(messages) method", target_fixture="model")
+def model_without_complete() -> ChatModel:
+    """The app passes the chat something that is not a model: its method is not ``complete``.
+
+    Given the app's model has no complete(messages) method
+    """
+    return cast(ChatModel, _NotAModel())
 
 
 @pytest.fixture
@@ -507,17 +524,26 @@ def user_asks_streamed(chat: ChatService, session_id: str, turn: Turn, text: str
         turn.answer = "".join(turn.pieces)
 
 
+def _try_turn(turn: Turn, run: Callable[[], object]) -> None:
+    """Run ``run`` as the scenario's turn; a refusal of bad input is kept for a Then step."""
+    turn.answer, turn.error, turn.pieces = None, None, []
+    try:
+        run()
+    except InvalidInputError as exc:
+        turn.error = exc
+
+
 @when(parsers.parse('the user tries to ask "{text}"'))
 def user_tries_to_ask(chat: ChatService, session_id: str, turn: Turn, text: str) -> None:
     """A chat turn whose refusal is kept for a Then step.
 
     When the user tries to ask "How old are you?"
     """
-    turn.answer, turn.error, turn.pieces = None, None, []
-    try:
+
+    def ask() -> None:
         turn.answer = chat.reply(session_id, text)
-    except InvalidInputError as exc:
-        turn.error = exc
+
+    _try_turn(turn, ask)
 
 
 @when(parsers.parse('the user tries to ask "{text}" with the answer streamed'))
@@ -526,11 +552,22 @@ def user_tries_to_ask_streamed(chat: ChatService, session_id: str, turn: Turn, t
 
     When the user tries to ask "Tell me a story." with the answer streamed
     """
-    turn.answer, turn.error, turn.pieces = None, None, []
-    try:
-        turn.pieces.extend(chat.stream(session_id, text))
-    except InvalidInputError as exc:
-        turn.error = exc
+    _try_turn(turn, lambda: turn.pieces.extend(chat.stream(session_id, text)))
+
+
+@when("the app tries to set up the chat turn")
+def app_tries_to_set_up_chat(
+    memory: MemoryService,
+    model: ChatModel,
+    chat_settings: ChatSettings,
+    services: Services,
+    turn: Turn,
+) -> None:
+    """The app builds its chat turn over the scenario's model; a refusal is kept for a Then step.
+
+    When the app tries to set up the chat turn
+    """
+    _try_turn(turn, lambda: _chat_over(services, memory, model, chat_settings))
 
 
 @when(

@@ -249,6 +249,15 @@ Feature: Compacting a long session
       Then the message is refused with the reason "summarize must return the summary as non-empty text"
       And the context contains 2 messages
 
+    Scenario: A compaction without a summarizer is refused, and nothing is folded
+      Given the session remembers:
+        | role      | content    |
+        | user      | I am Ada.  |
+        | assistant | Hello Ada. |
+      When the app compacts the session with no summarizer, keeping the newest 1 message
+      Then the message is refused with the reason "summarize must be a function of the messages that returns the summary text, not None"
+      And the context contains 2 messages
+
     Scenario: The summary carries the time it was made
       Given the time is 2026-12-02 10:00:00 UTC
       And the session remembers:

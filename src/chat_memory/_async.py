@@ -193,7 +193,7 @@ class AsyncMemoryService(MemoryShell[redis.asyncio.Redis | redis.asyncio.RedisCl
         then :class:`CompactionConflictError` says nothing was folded. A message
         appended meanwhile is never lost.
         """
-        operation = ops.compact(self._core, session_id, keep_last=keep_last, attempts=attempts)
+        operation = self._compaction(session_id, summarize, keep_last=keep_last, attempts=attempts)
         return await self._run(operation, summarize=summarize)
 
     async def _run(

@@ -200,7 +200,7 @@ class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
         then :class:`CompactionConflictError` says nothing was folded. A message
         appended meanwhile is never lost.
         """
-        operation = ops.compact(self._core, session_id, keep_last=keep_last, attempts=attempts)
+        operation = self._compaction(session_id, summarize, keep_last=keep_last, attempts=attempts)
         return self._run(operation, summarize=summarize)
 
     def _run(

@@ -18,11 +18,13 @@ from ._budget import TokenCounter, approximate_tokens
 from ._core import APPEND_LUA, DEFAULT_MAX_MESSAGE_BYTES, SESSIONS_LUA, MemoryCore
 from ._durability import Durability
 from ._keys import DEFAULT_NAMESPACE, KeyLayout
+from ._message import _type_name
 from .exceptions import InvalidInputError
 
 if TYPE_CHECKING:
     from ._chat import ChatCore
-    from ._ops import RunScript
+    from ._ops import Operation, RunScript
+    from ._users import CompactResult
 
 __all__ = ["ChatShell", "MemoryShell"]
 
@@ -87,6 +89,19 @@ class MemoryShell(Generic[ClientT]):
         """
         script = self._script(request.script)
         return ("EVALSHA", script.sha, len(request.keys), *request.keys, *request.args)
+
+    def _compaction(
+        self, session_id: str, summarize: object, *, keep_last: int, attempts: int
+    ) -> Operation[CompactResult]:
+        """Return the compaction of a session; refuse a ``summarize`` that cannot be called."""
+        from . import _ops as ops
+
+        if not callable(summarize):
+            raise InvalidInputError(
+                "summarize must be a function of the messages that returns the summary text,"
+                f" not {_type_name(summarize)}"
+            )
+        return ops.compact(self._core, session_id, keep_last=keep_last, attempts=attempts)
 
     def for_user(self: MemoryT, user_id: str) -> MemoryT:
         """Return this memory for the sessions of ``user_id``: same client, same settings.
@@ -155,6 +170,8 @@ class ChatShell(Generic[MemoryT, ModelT]):
         """Configure the turn; nothing is sent until the first turn."""
         from ._chat import ChatCore
 
+        if not callable(getattr(llm, "complete", None)):
+            raise InvalidInputError("the model cannot answer: it has no complete(messages) method")
         self._core: ChatCore = ChatCore(
             memory.core,
             system_prompt=system_prompt,

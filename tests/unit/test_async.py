@@ -15,6 +15,7 @@ from chat_memory import (
     AsyncMemoryService,
     ChatService,
     InvalidContentError,
+    InvalidInputError,
     MemoryService,
     Message,
     MessageIdConflictError,
@@ -199,6 +200,19 @@ async def test_an_async_summarizer_is_awaited_and_its_text_becomes_the_summary()
     result = await memory.compact("s", summarize, keep_last=1)
     assert result.folded == 2
     assert [m.content for m in await memory.get_messages("s")] == ["one + two", "three"]
+
+
+async def test_the_async_api_refuses_a_model_or_summarizer_it_cannot_call() -> None:
+    # As the sync one: a typed error before anything is read or written, not an AssertionError.
+    _, async_client = _clients()
+    memory = AsyncMemoryService(async_client)
+    await memory.add_message("s", "user", "one")
+    await memory.add_message("s", "user", "two")
+    with pytest.raises(InvalidInputError, match=r"^the model cannot answer"):
+        AsyncChatService(memory, None)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match=r"^summarize must be a function"):
+        await memory.compact("s", None, keep_last=1)  # type: ignore[arg-type]
+    assert [m.content for m in await memory.get_messages("s")] == ["one", "two"]
 
 
 async def test_an_async_memory_gives_a_server_that_lost_its_scripts_them_again() -> None:

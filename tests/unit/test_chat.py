@@ -62,6 +62,29 @@ def test_a_model_that_returns_no_text_stores_nothing(memory: MemoryService) -> N
     assert memory.get_context("s") == []
 
 
+@pytest.mark.parametrize("model", [None, object(), type("NotCallable", (), {"complete": 1})()])
+def test_a_model_that_cannot_answer_is_refused_when_the_chat_is_set_up(
+    memory: MemoryService, model: Any
+) -> None:
+    # A review found ChatService(memory, None).reply(...) raised a bare AssertionError
+    # ("only a chat turn asks the model") after reading the session.
+    with pytest.raises(InvalidInputError, match=r"^the model cannot answer: it has no complete"):
+        ChatService(memory, model)
+
+
+@pytest.mark.parametrize("summarize", [None, "Summary: all of it"])
+def test_a_compaction_without_a_summarizer_is_refused_and_folds_nothing(
+    memory: MemoryService, summarize: Any
+) -> None:
+    # The same review: memory.compact(s, None, ...) read the session, then raised a bare
+    # AssertionError ("only a compaction summarizes").
+    for text in ("one", "two", "three"):
+        memory.add_message("s", "user", text)
+    with pytest.raises(InvalidInputError, match=r"^summarize must be a function"):
+        memory.compact("s", summarize, keep_last=1)
+    assert [m.content for m in memory.get_messages("s")] == ["one", "two", "three"]
+
+
 def test_invalid_user_text_is_refused_before_the_model_is_called(memory: MemoryService) -> None:
     model = FakeLLM()
     with pytest.raises(InvalidContentError):
