@@ -30,7 +30,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
@@ -176,6 +176,36 @@ def model_without_complete() -> ChatModel:
     Given the app's model has no complete(messages) method
     """
     return cast(ChatModel, _NotAModel())
+
+
+class _StreamsNumbers:
+    """A model whose stream yields a number, as a broken wrapper of a streaming API can."""
+
+    def __init__(self, model: ChatModel, number: int, awaited: bool) -> None:
+        self._model, self._number, self._awaited = model, number, awaited
+
+    def complete(self, messages: list[dict[str, Any]]) -> Any:
+        """Answer as the model underneath does (a coroutine, from an asyncio model)."""
+        return self._model.complete(messages)
+
+    def stream(self, messages: list[dict[str, Any]]) -> Any:
+        """Yield the number as the only chunk (asynchronously for an asyncio chat)."""
+        if not self._awaited:
+            return iter([self._number])
+
+        async def chunks() -> AsyncIterator[int]:
+            yield self._number
+
+        return chunks()
+
+
+@given(parsers.parse("the model streams the number {number:d}"), target_fixture="model")
+def model_streams_number(model: ChatModel, services: Services, number: int) -> ChatModel:
+    """The app's model streams a number instead of text (a broken wrapper of a streaming API).
+
+    Given the model streams the number 42
+    """
+    return cast(ChatModel, _StreamsNumbers(model, number, services.api == "async"))
 
 
 @pytest.fixture
@@ -729,14 +759,22 @@ def _turn_handed_back(turn: Turn, *, may_have_written: bool = False) -> ReplyNot
     return error
 
 
-@then(parsers.parse('the turn is refused with the reason "{reason}"'))
-def turn_refused(turn: Turn, reason: str) -> None:
+@then(
+    parsers.re(
+        r'the turn is refused with the reason "(?P<reason>[^"]*)"(?P<exact>, word for word)?'
+    )
+)
+def turn_refused(turn: Turn, reason: str, exact: str | None) -> None:
     """The turn was refused with a typed error saying why, and nothing of it came back.
 
-    Then the turn is refused with the reason "the model cannot stream: it has no stream(messages) method"
+    The reason is found in the error's message; ", word for word": it is the
+    whole message.
+
+    Then the turn is refused with the reason "the model streamed int, not text", word for word
     """
     assert isinstance(turn.error, InvalidInputError), f"not refused: {turn.error!r}, {turn.pieces}"
-    assert reason in str(turn.error), f"the refusal says {str(turn.error)!r}"
+    said = str(turn.error)
+    assert (said == reason) if exact else (reason in said), f"the refusal says {said!r}"
     assert (turn.answer, turn.pieces) == (None, []), f"answered all the same: {turn}"
 
 

@@ -309,15 +309,24 @@ def app_sets_up_durability(
         setup_error.append(exc)
 
 
-@then(parsers.parse('the setup is refused with the reason "{reason}"'))
+@then(
+    parsers.re(
+        r'the setup is refused with the reason "(?P<reason>[^"]*)"(?P<exact>, word for word)?'
+    )
+)
 @requires("client_settings")
-def setup_refused(setup_error: list[InvalidInputError], reason: str) -> None:
+def setup_refused(setup_error: list[InvalidInputError], reason: str, exact: str | None) -> None:
     """Building the memory (or the chat over it) failed at once, with a typed error saying this.
 
+    The reason is found in the error's message; ", word for word": it is the
+    whole message.
+
     Then the setup is refused with the reason "max_history must be a whole number from 1 to 9223372036854775807, not 0"
+    Then the setup is refused with the reason "system_prompt must be a string or None", word for word
     """
     assert setup_error, "it was set up without complaint"
-    assert reason in str(setup_error[0]), f"the error was: {setup_error[0]}"
+    said = str(setup_error[0])
+    assert (said == reason) if exact else (reason in said), f"the error was: {said}"
 
 
 @then("the memory is set up")

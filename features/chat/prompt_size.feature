@@ -72,11 +72,21 @@ Feature: Prompt size
         | assistant | Hello Ada.         |
         | user      | Where should I go? |
 
+  Rule: A system prompt and new message over the budget are refused, and nothing is remembered
+
+    Scenario: A question that cannot fit beside the system prompt is refused, saying by how much
+      Given the system prompt is "Be brief."
+      And the prompt budget is 5 tokens
+      And a new session "ada"
+      When the user tries to ask "Where should I go now?"
+      Then the turn is refused with the reason "the system prompt and the new message need 2 tokens more than the budget of 5", word for word
+      And nothing is stored
+
   Rule: A budget that is not a whole number of tokens is refused when the chat is built
 
     Scenario Outline: A prompt budget of <value> tokens is refused
       When the app sets up the chat with max_prompt_tokens = <value>
-      Then the setup is refused with the reason "max_prompt_tokens must be a whole number >= 1, not <value>"
+      Then the setup is refused with the reason "max_prompt_tokens must be a whole number >= 1, not <value>", word for word
 
       Examples:
         | value |

@@ -48,7 +48,7 @@ Feature: The model sees the remembered session
 
     Scenario: A system prompt that is not text is refused when the chat is built
       When the app sets up the chat with system_prompt = 42
-      Then the setup is refused with the reason "system_prompt must be a string or None"
+      Then the setup is refused with the reason "system_prompt must be a string or None", word for word
 
   Rule: A prompt carries only its own session, and only while it is remembered
 

@@ -32,10 +32,16 @@ Feature: Streamed answers
       When the user stops reading the answer to "Tell me a story." after 2 words
       Then the context is empty
 
-  Rule: Streaming needs a model that streams
+  Rule: Streaming needs a model that streams text
 
     Scenario: Streaming from a model that cannot stream is refused, and nothing is remembered
       Given the model cannot stream
       When the user tries to ask "Tell me a story." with the answer streamed
-      Then the turn is refused with the reason "the model cannot stream: it has no stream(messages) method"
+      Then the turn is refused with the reason "the model cannot stream: it has no stream(messages) method", word for word
+      And nothing is stored
+
+    Scenario: A model that streams something other than text is refused, and nothing is remembered
+      Given the model streams the number 42
+      When the user tries to ask "Tell me a story." with the answer streamed
+      Then the turn is refused with the reason "the model streamed int, not text", word for word
       And nothing is stored

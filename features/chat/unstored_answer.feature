@@ -46,5 +46,5 @@ Feature: An answer that cannot be stored
       Given a new session "ada"
       And the model will reply the number 42
       When the user tries to ask "How old are you?"
-      Then the turn is refused with the reason "the model returned int, not a string or an assistant Message"
+      Then the turn is refused with the reason "the model returned int, not a string or an assistant Message", word for word
       And nothing is stored
