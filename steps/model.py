@@ -169,15 +169,6 @@ class _NotAModel:
         return "Hello."
 
 
-@given("the app's model has no complete(messages) method", target_fixture="model")
-def model_without_complete() -> ChatModel:
-    """The app passes the chat something that is not a model: its method is not ``complete``.
-
-    Given the app's model has no complete(messages) method
-    """
-    return cast(ChatModel, _NotAModel())
-
-
 class _StreamsNumbers:
     """A model whose stream yields a number, as a broken wrapper of a streaming API can."""
 
@@ -279,8 +270,25 @@ def app_sets_up_chat(
     When the app sets up the chat with max_prompt_tokens = 0
     """
     chosen = replace(ChatSettings(), **{setting: setting_value(value)})  # a misspelt one: TypeError
+    _set_up(setup_error, lambda: _chat_over(services, memory, model, chosen))
+
+
+@when("the app sets up the chat with an object that is not a model")
+def app_sets_up_chat_without_model(
+    services: Services, memory: MemoryService, setup_error: list[InvalidInputError]
+) -> None:
+    """The app wires the wrong object as its model: one whose method is not ``complete``.
+
+    When the app sets up the chat with an object that is not a model
+    """
+    not_a_model = cast(ChatModel, _NotAModel())
+    _set_up(setup_error, lambda: _chat_over(services, memory, not_a_model, ChatSettings()))
+
+
+def _set_up(setup_error: list[InvalidInputError], build: Callable[[], object]) -> None:
+    """Build the chat with ``build``; a refusal is kept for a "the setup is refused" step."""
     try:
-        _chat_over(services, memory, model, chosen)
+        build()
     except InvalidInputError as exc:
         setup_error.append(exc)
 
@@ -585,21 +593,6 @@ def user_tries_to_ask_streamed(chat: ChatService, session_id: str, turn: Turn, t
     _try_turn(turn, lambda: turn.pieces.extend(chat.stream(session_id, text)))
 
 
-@when("the app tries to set up the chat turn")
-def app_tries_to_set_up_chat(
-    memory: MemoryService,
-    model: ChatModel,
-    chat_settings: ChatSettings,
-    services: Services,
-    turn: Turn,
-) -> None:
-    """The app builds its chat turn over the scenario's model; a refusal is kept for a Then step.
-
-    When the app tries to set up the chat turn
-    """
-    _try_turn(turn, lambda: _chat_over(services, memory, model, chat_settings))
-
-
 @when(
     parsers.re(
         r'the user stops reading the answer to "(?P<text>[^"]*)" after (?P<words>\d+) words?'
@@ -759,22 +752,15 @@ def _turn_handed_back(turn: Turn, *, may_have_written: bool = False) -> ReplyNot
     return error
 
 
-@then(
-    parsers.re(
-        r'the turn is refused with the reason "(?P<reason>[^"]*)"(?P<exact>, word for word)?'
-    )
-)
-def turn_refused(turn: Turn, reason: str, exact: str | None) -> None:
-    """The turn was refused with a typed error saying why, and nothing of it came back.
-
-    The reason is found in the error's message; ", word for word": it is the
-    whole message.
+@then(parsers.parse('the turn is refused with the reason "{reason}", word for word'))
+def turn_refused(turn: Turn, reason: str) -> None:
+    """The turn was refused with a typed error saying exactly this, and nothing of it came back.
 
     Then the turn is refused with the reason "the model streamed int, not text", word for word
     """
     assert isinstance(turn.error, InvalidInputError), f"not refused: {turn.error!r}, {turn.pieces}"
     said = str(turn.error)
-    assert (said == reason) if exact else (reason in said), f"the refusal says {said!r}"
+    assert said == reason, f"the refusal says {said!r}"
     assert (turn.answer, turn.pieces) == (None, []), f"answered all the same: {turn}"
 
 

@@ -309,24 +309,31 @@ def app_sets_up_durability(
         setup_error.append(exc)
 
 
-@then(
-    parsers.re(
-        r'the setup is refused with the reason "(?P<reason>[^"]*)"(?P<exact>, word for word)?'
-    )
-)
+@then(parsers.parse('the setup is refused with the reason "{reason}"'))
 @requires("client_settings")
-def setup_refused(setup_error: list[InvalidInputError], reason: str, exact: str | None) -> None:
+def setup_refused(setup_error: list[InvalidInputError], reason: str) -> None:
     """Building the memory (or the chat over it) failed at once, with a typed error saying this.
 
-    The reason is found in the error's message; ", word for word": it is the
-    whole message.
-
     Then the setup is refused with the reason "max_history must be a whole number from 1 to 9223372036854775807, not 0"
+    """
+    assert reason in _setup_refusal(setup_error), f"the error was: {setup_error[0]}"
+
+
+@then(parsers.parse('the setup is refused with the reason "{reason}", word for word'))
+@requires("client_settings")
+def setup_refused_word_for_word(setup_error: list[InvalidInputError], reason: str) -> None:
+    """Building the memory (or the chat over it) failed at once, with exactly this message.
+
     Then the setup is refused with the reason "system_prompt must be a string or None", word for word
     """
+    said = _setup_refusal(setup_error)
+    assert said == reason, f"the error was: {said}"
+
+
+def _setup_refusal(setup_error: list[InvalidInputError]) -> str:
+    """The message of the setup's refusal (there must be one)."""
     assert setup_error, "it was set up without complaint"
-    said = str(setup_error[0])
-    assert (said == reason) if exact else (reason in said), f"the error was: {said}"
+    return str(setup_error[0])
 
 
 @then("the memory is set up")

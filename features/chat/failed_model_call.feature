@@ -32,14 +32,3 @@ Feature: Failed model calls
         | user      | My name is Ada.        |
         | assistant | Nice to meet you, Ada. |
         | user      | Are you there?         |
-
-  Rule: Something that is not a model is refused before any turn
-
-    Scenario: A model without a complete method is refused when the chat is set up
-      Given the app's model has no complete(messages) method
-      When the app tries to set up the chat turn
-      Then the turn is refused with the reason "the model cannot answer: it has no complete(messages) method", word for word
-      And the context is:
-        | role      | content                |
-        | user      | My name is Ada.        |
-        | assistant | Nice to meet you, Ada. |

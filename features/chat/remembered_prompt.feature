@@ -46,9 +46,15 @@ Feature: The model sees the remembered session
         | assistant | Where would you like to go?     |
         | user      | Somewhere warm, please.         |
 
+  Rule: A chat built with a system prompt that is not text, or without a model, is refused at once
+
     Scenario: A system prompt that is not text is refused when the chat is built
       When the app sets up the chat with system_prompt = 42
       Then the setup is refused with the reason "system_prompt must be a string or None", word for word
+
+    Scenario: Something that is not a model is refused when the chat is built
+      When the app sets up the chat with an object that is not a model
+      Then the setup is refused with the reason "the model cannot answer: it has no complete(messages) method", word for word
 
   Rule: A prompt carries only its own session, and only while it is remembered
 

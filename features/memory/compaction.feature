@@ -255,7 +255,7 @@ Feature: Compacting a long session
         | user      | I am Ada.  |
         | assistant | Hello Ada. |
       When the app compacts the session with no summarizer, keeping the newest 1 message
-      Then the message is refused with the reason "summarize must be a function of the messages that returns the summary text, not None"
+      Then the message is refused with the reason "summarize must be a function of the messages that returns the summary text, not None", word for word
       And the context contains 2 messages
 
     Scenario: The summary carries the time it was made

@@ -191,7 +191,8 @@ class AsyncMemoryService(MemoryShell[redis.asyncio.Redis | redis.asyncio.RedisCl
         folded messages only if the session did not change meanwhile; otherwise
         the session is read and summarized again, up to ``attempts`` times, and
         then :class:`CompactionConflictError` says nothing was folded. A message
-        appended meanwhile is never lost.
+        appended meanwhile is never lost. A ``summarize`` that cannot be called
+        is refused with :class:`InvalidInputError` before anything is read.
         """
         operation = self._compaction(session_id, summarize, keep_last=keep_last, attempts=attempts)
         return await self._run(operation, summarize=summarize)
@@ -218,9 +219,11 @@ class AsyncMemoryService(MemoryShell[redis.asyncio.Redis | redis.asyncio.RedisCl
                     script.sha = await self._client.script_load(script.script)
                     return await self._send(self._evalsha(request), RAW, writes=request.writes)
             if isinstance(request, ops.Ask):
+                # Only a turn asks, with its chat's model: ChatShell refuses one without complete.
                 assert llm is not None, "only a chat turn asks the model"
                 return await llm.complete(request.messages)
             if isinstance(request, ops.Summarize):
+                # Only compact summarizes, after _compaction refused what it cannot call.
                 assert summarize is not None, "only a compaction summarizes"
                 summary = summarize(request.messages)
                 return await summary if inspect.isawaitable(summary) else summary

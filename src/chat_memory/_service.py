@@ -198,7 +198,8 @@ class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
         folded messages only if the session did not change meanwhile; otherwise
         the session is read and summarized again, up to ``attempts`` times, and
         then :class:`CompactionConflictError` says nothing was folded. A message
-        appended meanwhile is never lost.
+        appended meanwhile is never lost. A ``summarize`` that cannot be called
+        is refused with :class:`InvalidInputError` before anything is read.
         """
         operation = self._compaction(session_id, summarize, keep_last=keep_last, attempts=attempts)
         return self._run(operation, summarize=summarize)
@@ -230,9 +231,11 @@ class MemoryService(MemoryShell[redis.Redis | redis.RedisCluster]):
                         self._evalsha(request), RAW, request.keys[0], writes=request.writes
                     )
             if isinstance(request, ops.Ask):
+                # Only a turn asks, with its chat's model: ChatShell refuses one without complete.
                 assert llm is not None, "only a chat turn asks the model"
                 return llm.complete(request.messages)
             if isinstance(request, ops.Summarize):
+                # Only compact summarizes, after _compaction refused what it cannot call.
                 assert summarize is not None, "only a compaction summarizes"
                 return summarize(request.messages)
             options = RAW if request.raw else {}

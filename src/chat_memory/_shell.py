@@ -167,7 +167,11 @@ class ChatShell(Generic[MemoryT, ModelT]):
         max_prompt_tokens: int | None = None,
         token_counter: TokenCounter | None = None,
     ) -> None:
-        """Configure the turn; nothing is sent until the first turn."""
+        """Configure the turn; nothing is sent until the first turn.
+
+        A model without a callable ``complete`` is refused here, with
+        :class:`~chat_memory.InvalidInputError`.
+        """
         from ._chat import ChatCore
 
         if not callable(getattr(llm, "complete", None)):
