@@ -169,15 +169,12 @@ class _NotAModel:
         return "Hello."
 
 
-class _StreamsNumbers:
+class _StreamsNumbers(_WholeRepliesOnly):
     """A model whose stream yields a number, as a broken wrapper of a streaming API can."""
 
     def __init__(self, model: ChatModel, number: int, awaited: bool) -> None:
-        self._model, self._number, self._awaited = model, number, awaited
-
-    def complete(self, messages: list[dict[str, Any]]) -> Any:
-        """Answer as the model underneath does (a coroutine, from an asyncio model)."""
-        return self._model.complete(messages)
+        super().__init__(model)
+        self._number, self._awaited = number, awaited
 
     def stream(self, messages: list[dict[str, Any]]) -> Any:
         """Yield the number as the only chunk (asynchronously for an asyncio chat)."""

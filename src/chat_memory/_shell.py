@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import redis
 import redis.asyncio
 
+from . import _ops
 from ._budget import TokenCounter, approximate_tokens
 from ._core import APPEND_LUA, DEFAULT_MAX_MESSAGE_BYTES, SESSIONS_LUA, MemoryCore
 from ._durability import Durability
@@ -94,14 +95,12 @@ class MemoryShell(Generic[ClientT]):
         self, session_id: str, summarize: object, *, keep_last: int, attempts: int
     ) -> Operation[CompactResult]:
         """Return the compaction of a session; refuse a ``summarize`` that cannot be called."""
-        from . import _ops as ops
-
         if not callable(summarize):
             raise InvalidInputError(
                 "summarize must be a function of the messages that returns the summary text,"
                 f" not {_type_name(summarize)}"
             )
-        return ops.compact(self._core, session_id, keep_last=keep_last, attempts=attempts)
+        return _ops.compact(self._core, session_id, keep_last=keep_last, attempts=attempts)
 
     def for_user(self: MemoryT, user_id: str) -> MemoryT:
         """Return this memory for the sessions of ``user_id``: same client, same settings.

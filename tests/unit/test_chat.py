@@ -72,16 +72,20 @@ def test_a_model_that_cannot_answer_is_refused_when_the_chat_is_set_up(
         ChatService(memory, model)
 
 
-@pytest.mark.parametrize("summarize", [None, "Summary: all of it"])
+@pytest.mark.parametrize(("summarize", "named"), [(None, "None"), ("Summary: all of it", "str")])
 def test_a_compaction_without_a_summarizer_is_refused_and_folds_nothing(
-    memory: MemoryService, summarize: Any
+    memory: MemoryService, summarize: Any, named: str
 ) -> None:
     # The same review: memory.compact(s, None, ...) read the session, then raised a bare
     # AssertionError ("only a compaction summarizes").
     for text in ("one", "two", "three"):
         memory.add_message("s", "user", text)
-    with pytest.raises(InvalidInputError, match=r"^summarize must be a function"):
+    refusal = (
+        f"summarize must be a function of the messages that returns the summary text, not {named}"
+    )
+    with pytest.raises(InvalidInputError) as refused:
         memory.compact("s", summarize, keep_last=1)
+    assert str(refused.value) == refusal
     assert [m.content for m in memory.get_messages("s")] == ["one", "two", "three"]
 
 
