@@ -246,9 +246,10 @@ def _in_steps(call: AppendCall, present: list[str]) -> Operation[tuple[AppendCal
             if ids and "i" in keys:
                 yield from _alone((keys["i"],), [b"ids", ttl, window, *ids], call, short, True)
     except Exception:
-        if user:  # the index's TTL all the same; the call fails with its own error
+        if user:  # the index's TTL all the same; the call fails with its own error, and
+            # whatever this step raises or leaves unconfirmed is dropped
             with suppress(Exception):
-                yield from _alone(*enlist, call, short, True)
+                yield from _alone(*enlist, call, [], True)
         raise
     if user:
         yield from _alone(*enlist, call, short, True)

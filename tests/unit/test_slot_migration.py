@@ -17,6 +17,7 @@ import pytest
 import redis
 
 from chat_memory import (
+    ChatMemoryError,
     MemoryService,
     Message,
     MessageIdConflictError,
@@ -511,3 +512,97 @@ def test_a_key_read_that_fails_after_tryagain_says_the_write_may_have_happened()
         _drive(ops.add_messages(memory.core, "s", [Message("user", "hi", id="m-1")]), answer)
     assert failed.value.may_have_written
     assert [m.id for m in failed.value.messages] == ["m-1"]
+
+
+def _in_steps_failing(
+    failing: int, error: Exception, *, again: bool = False
+) -> tuple[ChatMemoryError, list[tuple[Any, ...]]]:
+    """A user's new session (a retry window longer than its history) appended in steps, with
+    step ``failing`` (1: the first after TRYAGAIN) raising ``error`` (``again``: and every
+    step after it); return what the append raised and the steps run, with their arguments."""
+    memory = MemoryService(fakeredis.FakeRedis(), max_history=3, idempotency_window=10)
+    ada = memory.for_user("ada")
+    index = ada.keys.index()
+    steps: list[tuple[Any, ...]] = []
+
+    def answer(request: Any) -> Any:
+        if isinstance(request, ops.RunScript):
+            steps.append((request.keys, *request.args))
+            if len(steps) == 1:
+                raise redis.exceptions.ClusterError("TTL exhausted.")
+            if len(steps) - 1 == failing or (again and len(steps) - 1 > failing):
+                raise error
+            return [1] if request.script == "append" else 1
+        return "zset" if request.args[1] == index else "none"
+
+    turn = [Message("user", "hi", id="m-1")]
+    with pytest.raises(ChatMemoryError) as failed:
+        _drive(ops.add_messages(ada.core, "cv", turn), answer)
+    return failed.value, steps[1:]
+
+
+_STEPS = ["enlist", "created", "enlist", "append", "remember", "ids", "enlist"]
+
+
+@pytest.mark.parametrize("failing", range(1, len(_STEPS) + 1), ids=_STEPS)
+def test_each_step_the_replicas_did_not_confirm_lets_the_others_run(failing: int) -> None:
+    unconfirmed = NotReplicatedError(confirmed=0, wanted=1, timeout=0.1, reply=1)
+    if _STEPS[failing - 1] == "append":
+        unconfirmed = NotReplicatedError(confirmed=0, wanted=1, timeout=0.1, reply=[1])
+    short, steps = _in_steps_failing(failing, unconfirmed)
+    assert isinstance(short, NotReplicatedError)
+    assert [m.id for m in short.messages] == ["m-1"]
+    assert len(steps) == len(_STEPS)
+
+
+@pytest.mark.parametrize("failing", range(1, len(_STEPS) + 1), ids=_STEPS)
+def test_each_step_that_fails_says_whether_the_messages_were_stored(failing: int) -> None:
+    lost = redis.exceptions.ConnectionError("Connection reset by peer")
+    failed, steps = _in_steps_failing(failing, lost)
+    assert isinstance(failed, WriteOutcomeUnknownError)
+    assert [m.id for m in failed.messages] == ["m-1"]
+    stored = failing > _STEPS.index("append") + 1
+    assert ("the messages were stored" in str(failed)) is stored
+    if failing <= _STEPS.index("append"):  # stopped before the history was written
+        assert len(steps) == failing
+    else:  # from the append on, the index's TTL all the same
+        assert steps[-1][:2] == (steps[0][0], b"enlist")  # the index
+        assert len(steps) == failing + (failing < len(_STEPS))
+
+
+def test_an_index_that_fails_after_the_step_that_failed_leaves_that_steps_error() -> None:
+    lost = redis.exceptions.ConnectionError("Connection reset by peer")
+    failed, steps = _in_steps_failing(_STEPS.index("remember") + 1, lost, again=True)
+    assert isinstance(failed, WriteOutcomeUnknownError)
+    assert "(remember)" in str(failed)
+    assert steps[-1][:2] == (steps[0][0], b"enlist")  # the index
+
+
+def test_a_new_sessions_ids_step_keeps_the_retry_window() -> None:
+    _, steps = _in_steps_failing(len(_STEPS), redis.exceptions.ConnectionError("lost"))
+    ids = next(step for step in steps if step[1] == b"ids")
+    assert ids[3] == b"10"  # the window, after the TTL
+    assert ids[4:] == (b"m-1",)
+
+
+def test_a_users_session_with_history_appended_in_steps_moves_its_activity_on_only() -> None:
+    # Not new: its metadata has its created_at already; the index is written before and after.
+    memory = MemoryService(fakeredis.FakeRedis()).for_user("ada")
+    index = memory.keys.index()
+    history, _, seen, meta = memory.keys.all("cv")
+    scripts: list[tuple[tuple[str, ...], bytes]] = []
+
+    def answer(request: Any) -> Any:
+        if isinstance(request, ops.RunScript):
+            scripts.append((request.keys, request.args[0]))
+            if len(scripts) == 1:
+                raise redis.exceptions.ClusterError("TTL exhausted.")
+            return [1] if request.script == "append" else 1
+        return {index: "zset", history: "list", seen: "hash", meta: "hash"}[request.args[1]]
+
+    _drive(ops.add_messages(memory.core, "cv", [Message("user", "hi")]), answer)
+    assert scripts[1:] == [
+        ((index,), b"enlist"),
+        ((history, seen, meta), b"20"),
+        ((index,), b"enlist"),
+    ]
