@@ -517,7 +517,8 @@ def classify(report: Report, equivalents: list[dict[str, str]]) -> set[int]:
 # and 2 already ran. Left out on purpose: a Durability's argument checks and
 # NotReplicatedError's fields, which no failover can tell apart (the unit tests do).
 REPLICATED = {
-    # The slot-migration scenarios (their listings and erasures refused mid-migration).
+    # The slot-migration scenarios (their listings and erasures refused mid-migration),
+    # and a master's failover with the durability setting (cluster_failover.feature).
     "cluster": (
         "_core.py:AppendCall.declaring",
         "_core.py:MemoryCore.__init__",
@@ -532,6 +533,7 @@ REPLICATED = {
         "_ops.py:list_sessions",
         "_ops.py:forget_user",
         "_service.py:MemoryService._node_client",
+        "_service.py:MemoryService._run",  # the key a durable write is sent by (failover)
         "_service.py:MemoryService._send",  # a durable write redirected mid-migration
         "_shell.py:MemoryShell.__init__",  # whether the client is a cluster's
         "exceptions.py:NotReplicatedError.with_messages",  # steps of a durable write

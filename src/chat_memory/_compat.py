@@ -94,5 +94,4 @@ def no_free_connection(exc: Exception) -> bool:
 
 def redirected_in_vain(exc: Exception) -> bool:
     """Whether ``exc`` is a cluster client giving up after MOVED, ASK or TRYAGAIN alone."""
-    cluster_error = getattr(redis.exceptions, "ClusterError", ())
-    return isinstance(exc, cluster_error) and str(exc) == "TTL exhausted."
+    return isinstance(exc, redis.exceptions.ClusterError) and str(exc) == "TTL exhausted."

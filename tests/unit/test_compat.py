@@ -89,6 +89,22 @@ def test_a_read_only_replica_after_a_failover_may_hide_an_earlier_write() -> Non
     assert isinstance(error, WriteOutcomeUnknownError)
 
 
+@pytest.mark.parametrize(
+    "exc",
+    [
+        redis.exceptions.ReadOnlyError("READONLY You can't write against a read only replica."),
+        redis.exceptions.ClusterDownError("CLUSTERDOWN The cluster is down"),
+    ],
+)
+def test_a_write_refused_as_after_a_failover_hands_its_messages_back(exc: Exception) -> None:
+    # As every write of unknown outcome does, for the caller to resend (today's one caller,
+    # clear, has none; a write with messages must not lose them).
+    messages = [Message("user", "hi", id="m-1")]
+    error = storage_error(exc, op=Op.WRITE, messages=messages)
+    assert isinstance(error, WriteOutcomeUnknownError)
+    assert error.messages == messages
+
+
 def test_a_permission_error_inside_a_script_may_follow_a_write() -> None:
     exc = redis.exceptions.NoPermissionError(
         "NOPERM User app has no permissions to run the 'ltrim' command"

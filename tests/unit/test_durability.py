@@ -348,6 +348,19 @@ def test_a_durable_write_reads_its_scripts_reply_raw_from_a_client_that_decodes(
     assert result.sessions == ["s"]
 
 
+async def test_an_asyncio_durable_write_reads_its_scripts_reply_raw_from_a_client_that_decodes() -> (
+    None
+):
+    client = fakeredis.FakeAsyncRedis(decode_responses=True)
+    await AsyncMemoryService(client).for_user("ada").add_message("s", "user", "hello")
+    unconfirmed = AsyncMemoryService(client, durability=Durability(replicas=1, timeout=0.05))
+    with pytest.raises(NotReplicatedError) as caught:
+        await unconfirmed.forget_user("ada")
+    result = caught.value.reply
+    assert isinstance(result, ForgetResult), result
+    assert result.sessions == ["s"]
+
+
 def test_an_erasure_no_replica_confirms_erases_every_batch_and_hands_back_all_it_erased() -> None:
     client = fakeredis.FakeRedis()
     sessions = [f"s{n}" for n in range(150)]  # two batches of at most 100
