@@ -152,6 +152,31 @@ def other_service_stored_non_utf8_metadata(
     redis_client.hset(memory.for_user(user).keys.meta(name), "doc", b'{"title": "\xff"}')
 
 
+@given(
+    parsers.parse(
+        'another service listed a copy of session "{name}" of user "{user}" as "{stored}",'
+        " which is not UTF-8 once decoded"
+    )
+)
+def other_service_listed_unreadable_id(
+    redis_client: RedisClient, memory: MemoryService, name: str, user: str, stored: str
+) -> None:
+    """Another service copied the session and its index entry under an id chat-memory never writes.
+
+    The id is stored as given: "trip%FF" percent-decodes to the byte 0xFF, not UTF-8.
+
+    Given another service listed a copy of session "paris" of user "ada" as "trip%FF", which is not UTF-8 once decoded
+    """
+    keys = memory.for_user(user).keys
+    placeholder = "placeholder"  # an id stored as it is: its keys name where the copy goes
+    for key, copy in zip(keys.all(name), keys.all(placeholder), strict=True):
+        if redis_client.exists(key):
+            redis_client.copy(key, copy.replace(placeholder, stored))
+    index = keys.index()
+    assert index is not None
+    redis_client.zadd(index, {stored: redis_client.zscore(index, name) or 0})
+
+
 @then(parsers.parse('reading the metadata of session "{name}" of user "{user}" fails: "{reason}"'))
 def reading_metadata_fails(memory: MemoryService, name: str, user: str, reason: str) -> None:
     """Reading the session's metadata raises CorruptMetadataError naming the session and why.

@@ -13,6 +13,13 @@ Feature: Erasing a user
       Then the erasure removed the sessions "paris" and "cv"
       And user "ada" has nothing stored
 
+    Scenario: A session another service listed under an id chat-memory cannot read is erased too, named as stored
+      Given user "ada" said "Plan my Paris trip" in session "paris"
+      And another service listed a copy of session "paris" of user "ada" as "trip%FF", which is not UTF-8 once decoded
+      When user "ada" is forgotten
+      Then the erasure removed the sessions "paris" and "trip%FF"
+      And user "ada" has nothing stored
+
     Scenario: Forgetting a user twice is safe
       Given user "ada" said "hello" in session "paris"
       When user "ada" is forgotten

@@ -175,6 +175,11 @@ Feature: A user's sessions, listed
       Then reading the metadata of session "paris" of user "ada" fails: "not valid UTF-8 JSON"
       And listing the sessions of user "ada" fails, naming session "paris": "not valid UTF-8 JSON"
 
+    Scenario: A session another service listed under an id chat-memory cannot read is reported, naming it
+      Given user "ada" said "Plan my Paris trip" in session "paris"
+      And another service listed a copy of session "paris" of user "ada" as "trip%FF", which is not UTF-8 once decoded
+      Then listing the sessions of user "ada" fails, naming session "trip%FF": "not a session id chat-memory writes"
+
   Rule: All of a user's keys share one hash slot, so every change is one atomic script
 
     @cluster

@@ -130,6 +130,20 @@ def decode_session_id(encoded: str) -> str:
     return unquote(encoded, errors="strict")  # UTF-8; never replace a bad byte silently
 
 
+def listed_session_id(member: bytes) -> str:
+    """Return the session id a user's index lists as ``member``.
+
+    Raises :class:`UnicodeDecodeError` for a member chat-memory never writes (one
+    that is not percent-encoded UTF-8, e.g. another program's): see :func:`as_stored`.
+    """
+    return decode_session_id(member.decode("utf-8"))
+
+
+def as_stored(member: bytes) -> str:
+    """Return an index member as stored, to name one that is not a session id we write."""
+    return member.decode("utf-8", "backslashreplace")
+
+
 def _encode_id(label: str, value: object, longest: int, error: type[InvalidInputError]) -> str:
     if not isinstance(value, str):
         raise error(f"{label} must be a string, not {type(value).__name__}")

@@ -18,7 +18,7 @@ from ._codec import DecodeError, decode, encode_for_storage
 from ._compat import REDIS_EXCEPTIONS, internal_failure, redirected_in_vain
 from ._core import AppendCall, AppendResult, MemoryCore, MessageInput, seconds_left
 from ._errors import Op, script_error, storage_error, wrong_type_key
-from ._keys import decode_session_id, encode_session_id
+from ._keys import as_stored, encode_session_id, listed_session_id
 from ._message import Message
 from ._users import (
     CompactResult,
@@ -432,12 +432,20 @@ def forget_user(core: MemoryCore, *, batch: int) -> Operation[ForgetResult]:
                 f" erased ({refused}); asking again finishes it"
             ) from refused
         deleted += int(reply[0])
-        sessions += [decode_session_id(member.decode("utf-8")) for member in reply[2:]]
+        sessions += [_erased_id(member) for member in reply[2:]]
         if int(reply[1]) == 0:
             result = ForgetResult(core.keys.user_id, sessions, deleted)
             if short:
                 raise short[0].with_reply(result)
             return result
+
+
+def _erased_id(member: bytes) -> str:
+    """Return the id of a session an erasure removed; one we never write, as stored."""
+    try:
+        return listed_session_id(member)
+    except UnicodeDecodeError:
+        return as_stored(member)
 
 
 def export_session(core: MemoryCore, session_id: str) -> Operation[str]:

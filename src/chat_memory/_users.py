@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ._codec import DecodeError, decode, encode
-from ._keys import decode_session_id
+from ._keys import as_stored, listed_session_id
 from ._message import Message, validate
 from .exceptions import CorruptMetadataError, InvalidContentError, InvalidInputError
 
@@ -161,7 +161,14 @@ def read_listing(reply: Sequence[Any]) -> list[SessionInfo]:
     listed = []
     for at in range(0, len(reply), 5):
         member, score, created, count, doc = reply[at : at + 5]
-        session_id = decode_session_id(member.decode("utf-8"))
+        try:
+            session_id = listed_session_id(member)
+        except UnicodeDecodeError:  # another program's entry: never listed under a guess
+            raise CorruptMetadataError(
+                as_stored(member),
+                "its entry in the user's index is not a session id chat-memory writes"
+                " (percent-encoded UTF-8)",
+            ) from None
         metadata = decode_metadata(session_id, doc)
         title = metadata.get("title")
         listed.append(

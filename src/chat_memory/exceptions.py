@@ -159,7 +159,9 @@ class CompactionConflictError(SessionChangedError):
 class CorruptMetadataError(ChatMemoryError):
     """A session's stored metadata cannot be read as a JSON object.
 
-    ``session_id`` names the session and ``reason`` says what is wrong.
+    ``session_id`` names the session and ``reason`` says what is wrong. A
+    listing raises it too for an entry of the user's index that is not a
+    session id chat-memory writes (not percent-encoded UTF-8), named as stored.
     """
 
     def __init__(self, session_id: str, reason: str) -> None:

@@ -348,9 +348,7 @@ def test_a_durable_write_reads_its_scripts_reply_raw_from_a_client_that_decodes(
     assert result.sessions == ["s"]
 
 
-async def test_an_asyncio_durable_write_reads_its_scripts_reply_raw_from_a_client_that_decodes() -> (
-    None
-):
+async def test_an_asyncio_durable_write_reads_its_reply_raw_from_a_client_that_decodes() -> None:
     client = fakeredis.FakeAsyncRedis(decode_responses=True)
     await AsyncMemoryService(client).for_user("ada").add_message("s", "user", "hello")
     unconfirmed = AsyncMemoryService(client, durability=Durability(replicas=1, timeout=0.05))

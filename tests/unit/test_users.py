@@ -16,6 +16,7 @@ from chat_memory import (
     Message,
     SessionExistsError,
 )
+from chat_memory import _ops as ops
 from chat_memory._users import _seconds, decode_metadata, read_listing
 
 
@@ -178,3 +179,13 @@ def test_a_compaction_remembers_the_summarys_id_so_importing_it_again_does_not_s
     memory.add_message("s", "user", "four")  # the limit of 2 drops the summary
     memory.import_session("s", export, append=True)
     assert [m.content for m in memory.get_messages("s")] == ["three", "four"]
+
+
+def test_an_index_entry_that_is_not_utf8_at_all_is_named_as_stored() -> None:
+    # Bytes no percent-encoding made: the listing names them escaped, never a guessed id.
+    with pytest.raises(CorruptMetadataError) as raised:
+        read_listing([b"trip\xff", b"1", b"", b"1", b""])
+    assert raised.value.session_id == "trip\\xff"
+    assert "not a session id chat-memory writes" in raised.value.reason
+    erased = ops._erased_id(b"trip\xff"), ops._erased_id(b"trip%FF"), ops._erased_id(b"a%2Fb")
+    assert erased == ("trip\\xff", "trip%FF", "a/b")
