@@ -43,7 +43,15 @@ from chat_memory import (
 from chat_memory._codec import encode_for_storage
 from chat_memory_suite.adapter import AdaptedMemory, requires
 from chat_memory_suite.collect import NOT_SUPPORTED
-from chat_memory_suite.tables import MESSAGE_COLUMNS, exchange, messages, reads_json, reads_table
+from chat_memory_suite.compare import expect_text
+from chat_memory_suite.tables import (
+    MESSAGE_COLUMNS,
+    exchange,
+    messages,
+    reads_json,
+    reads_table,
+    rows,
+)
 
 Reply = TypeVar("Reply")
 
@@ -238,6 +246,52 @@ def session_remembers(
     When these messages are stored in one write:
     """
     sent.extend(memory.add_messages(session_id, messages(datatable)))
+
+
+@when("the app stores these messages it kept elsewhere, with the times they were sent:")
+@reads_table("role", "content", "sent at")
+@requires("timestamps")
+def stores_messages_kept_elsewhere(
+    memory: MemoryService, session_id: str, sent: list[Message], datatable: list[list[str]]
+) -> None:
+    """The app brings a conversation over from another store: times kept there, and no ids.
+
+    The times are written as in "the time is ...": 2026-11-30 09:00:05 UTC.
+
+    When the app stores these messages it kept elsewhere, with the times they were sent:
+    """
+    kept = [
+        Message(cast(Role, row["role"]), row["content"], created_at=_utc(row["sent at"]))
+        for row in rows(datatable, ("role", "content", "sent at"))
+    ]
+    sent.extend(memory.add_messages(session_id, kept))
+
+
+@then("the session's messages, each with an id of its own, were sent at:")
+@reads_table("content", "sent at")
+@requires("message_ids", "timestamps")
+def messages_sent_at(memory: MemoryService, session_id: str, datatable: list[list[str]]) -> None:
+    """The session's messages, oldest first, at these times; each has an id no other has.
+
+    Then the session's messages, each with an id of its own, were sent at:
+    """
+    stored = memory.get_messages(session_id)
+    expect_text(
+        f'the times of the messages of session "{session_id}"',
+        [{"content": m.content, "sent at": m.created_at} for m in stored],
+        [
+            {"content": row["content"], "sent at": _utc(row["sent at"])}
+            for row in rows(datatable, ("content", "sent at"))
+        ],
+    )
+    ids = [m.id for m in stored]
+    assert all(isinstance(i, str) and i for i in ids), f"messages without an id: {ids}"
+    assert len(set(ids)) == len(ids), f"ids given twice: {ids}"
+
+
+def _utc(moment: str) -> float:
+    """Unix time of a moment written as in a scenario: 2026-11-30 09:00:05 UTC."""
+    return datetime.fromisoformat(moment.removesuffix(" UTC")).replace(tzinfo=UTC).timestamp()
 
 
 @given(parsers.parse('the assistant called the tool "{name}" with the arguments {arguments}'))

@@ -18,6 +18,20 @@ Feature: Moving a session
       And the export is imported as session "paris-copy"
       Then session "paris-copy" holds exactly what session "paris" holds
 
+  Rule: Messages brought over from another store keep the times they were sent
+
+    Scenario: Messages kept elsewhere with their times but no ids are stored at those times, each given an id
+      Given a new session "paris"
+      And the time is 2026-12-02 10:00:00 UTC
+      When the app stores these messages it kept elsewhere, with the times they were sent:
+        | role      | content            | sent at                 |
+        | user      | Plan my Paris trip | 2026-11-30 09:00:00 UTC |
+        | assistant | Gladly! When?      | 2026-11-30 09:00:05 UTC |
+      Then the session's messages, each with an id of its own, were sent at:
+        | content            | sent at                 |
+        | Plan my Paris trip | 2026-11-30 09:00:00 UTC |
+        | Gladly! When?      | 2026-11-30 09:00:05 UTC |
+
   Rule: An import never overwrites a session in use
 
     Scenario: Importing into a session that holds messages is refused, and nothing changes
