@@ -214,12 +214,38 @@ def context_fails_on_corrupt_entry_because(
 ) -> None:
     """A stored entry that cannot be read is reported with the session, its position and why.
 
-    Then loading the context fails, naming entry 1 as corrupt: "expected a JSON object, got list"
+    The reason is found in the error's (which may quote a parser's own words).
+
+    Then loading the context fails, naming entry 1 as corrupt: "not valid UTF-8 JSON"
     """
+    _context_fails(memory, session_id, number, reason, whole=False)
+
+
+@then(
+    parsers.parse(
+        'loading the context fails, naming entry {number:d} as corrupt: "{reason}", word for word'
+    )
+)
+@requires("typed_errors")
+def context_fails_on_corrupt_entry_word_for_word(
+    memory: MemoryService, session_id: str, number: int, reason: str
+) -> None:
+    """As the step above, the reason read whole: chat-memory's own words, nothing more.
+
+    Then loading the context fails, naming entry 1 as corrupt: "expected a JSON object, got list", word for word
+    """
+    _context_fails(memory, session_id, number, reason, whole=True)
+
+
+def _context_fails(
+    memory: MemoryService, session_id: str, number: int, reason: str, *, whole: bool
+) -> None:
     with pytest.raises(CorruptEntryError) as failure:
         memory.get_context(session_id)
     expect_corrupt_entry(failure.value, session_id, number)
     error = failure.value
+    if whole:
+        assert error.reason == reason, f"the reason given is: {error.reason}"
     assert reason in error.reason, f"the reason given is: {error.reason}"
     assert reason in str(error), str(error)
 
