@@ -278,11 +278,8 @@ def messages_sent_at(memory: MemoryService, session_id: str, datatable: list[lis
     stored = memory.get_messages(session_id)
     expect_text(
         f'the times of the messages of session "{session_id}"',
-        [{"content": m.content, "sent at": m.created_at} for m in stored],
-        [
-            {"content": row["content"], "sent at": _utc(row["sent at"])}
-            for row in rows(datatable, ("content", "sent at"))
-        ],
+        [{"content": m.content, "sent at": _written(m.created_at)} for m in stored],
+        rows(datatable, ("content", "sent at")),
     )
     ids = [m.id for m in stored]
     assert all(isinstance(i, str) and i for i in ids), f"messages without an id: {ids}"
@@ -292,6 +289,13 @@ def messages_sent_at(memory: MemoryService, session_id: str, datatable: list[lis
 def _utc(moment: str) -> float:
     """Unix time of a moment written as in a scenario: 2026-11-30 09:00:05 UTC."""
     return datetime.fromisoformat(moment.removesuffix(" UTC")).replace(tzinfo=UTC).timestamp()
+
+
+def _written(seconds: float | None) -> str:
+    """A stored time as a scenario writes it (whole seconds): 2026-11-30 09:00:05 UTC."""
+    if seconds is None:
+        return "no time"
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 @given(parsers.parse('the assistant called the tool "{name}" with the arguments {arguments}'))

@@ -23,6 +23,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from urllib.parse import unquote
 
 import pytest
 import redis
@@ -167,14 +168,19 @@ def other_service_listed_unreadable_id(
 
     Given another service listed a copy of session "paris" of user "ada" as "trip%FF", which is not UTF-8 once decoded
     """
+    with pytest.raises(UnicodeDecodeError):  # what the step says of the id it is given
+        unquote(stored, errors="strict")
     keys = memory.for_user(user).keys
-    placeholder = "placeholder"  # an id stored as it is: its keys name where the copy goes
-    for key, copy in zip(keys.all(name), keys.all(placeholder), strict=True):
+    prefix = keys.session_prefix()
+    member = keys.history(name).removeprefix(prefix).removesuffix(":history")  # as listed
+    for key in keys.all(name):
         if redis_client.exists(key):
-            redis_client.copy(key, copy.replace(placeholder, stored))
+            redis_client.copy(key, prefix + stored + key.removeprefix(prefix + member))
     index = keys.index()
     assert index is not None
-    redis_client.zadd(index, {stored: redis_client.zscore(index, name) or 0})
+    active = redis_client.zscore(index, member)
+    assert active is not None, f'session "{name}" of user "{user}" is not in the index'
+    redis_client.zadd(index, {stored: active})
 
 
 @then(parsers.parse('reading the metadata of session "{name}" of user "{user}" fails: "{reason}"'))

@@ -41,18 +41,18 @@ Feature: Corrupt entries
       Then loading the context fails, naming entry 1 as corrupt: "<reason>", word for word
 
       Examples:
-        | problem                       | entry                                             | reason                         |
-        | A list instead of an object   | ["user", "hi"]                                    | expected a JSON object, got list |
-        | An entry without content      | {"role": "user"}                                  | missing 'role' or 'content'    |
-        | An entry without a role       | {"content": "hi"}                                 | missing 'role' or 'content'    |
-        | An entry with an unknown field | {"role": "user", "content": "hi", "mood": "x"}   | unexpected field(s) mood       |
-        | An entry with two unknown fields | {"role": "user", "content": "hi", "mood": "x", "tone": "y"} | unexpected field(s) mood, tone |
-        | An entry from a newer format  | {"v": 2, "role": "user", "content": "hi"}         | unsupported format version 2   |
-        | A tool result naming no call  | {"role": "tool", "content": "18°C"}               | a tool message needs the tool_call_id it answers |
-        | An assistant saying nothing   | {"v": 1, "id": "m-1", "role": "assistant", "content": null} | content may be None only for an assistant message with tool calls |
-        | A v1 tool result naming no call | {"v": 1, "id": "m-1", "role": "tool", "content": "18°C"} | a tool message needs the tool_call_id it answers |
-        | A v1 entry with an unknown field | {"v": 1, "id": "m-1", "role": "user", "content": "hi", "created_at": 1.5, "tool_calls": [], "tool_call_id": null, "name": "ada", "zodiac": "leo"} | unexpected field(s) zodiac |
-        | A v1 entry whose tool calls are not a list | {"v": 1, "id": "m-1", "role": "assistant", "content": null, "created_at": 1.5, "tool_calls": "weather"} | tool_calls must be a list |
+        | problem                                    | entry                                                                                                                                             | reason                                                            |
+        | A list instead of an object                | ["user", "hi"]                                                                                                                                    | expected a JSON object, got list                                  |
+        | An entry without content                   | {"role": "user"}                                                                                                                                  | missing 'role' or 'content'                                       |
+        | An entry without a role                    | {"content": "hi"}                                                                                                                                 | missing 'role' or 'content'                                       |
+        | An entry with an unknown field             | {"role": "user", "content": "hi", "mood": "x"}                                                                                                    | unexpected field(s) mood                                          |
+        | An entry with two unknown fields           | {"role": "user", "content": "hi", "mood": "x", "tone": "y"}                                                                                       | unexpected field(s) mood, tone                                    |
+        | An entry from a newer format               | {"v": 2, "role": "user", "content": "hi"}                                                                                                         | unsupported format version 2                                      |
+        | A tool result naming no call               | {"role": "tool", "content": "18°C"}                                                                                                               | a tool message needs the tool_call_id it answers                  |
+        | An assistant saying nothing                | {"v": 1, "id": "m-1", "role": "assistant", "content": null}                                                                                       | content may be None only for an assistant message with tool calls |
+        | A v1 tool result naming no call            | {"v": 1, "id": "m-1", "role": "tool", "content": "18°C"}                                                                                          | a tool message needs the tool_call_id it answers                  |
+        | A v1 entry with an unknown field           | {"v": 1, "id": "m-1", "role": "user", "content": "hi", "created_at": 1.5, "tool_calls": [], "tool_call_id": null, "name": "ada", "zodiac": "leo"} | unexpected field(s) zodiac                                        |
+        | A v1 entry whose tool calls are not a list | {"v": 1, "id": "m-1", "role": "assistant", "content": null, "created_at": 1.5, "tool_calls": "weather"}                                           | tool_calls must be a list                                         |
 
     Scenario: Text that is not JSON is reported, with the parser's own words
       Given another service stored this entry for the session:

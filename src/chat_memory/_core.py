@@ -59,6 +59,7 @@ MAX_TTL: Final = timedelta(days=36525)
 _REDIS_MAX_INT: Final = 2**63 - 1
 
 _ROLES_ARG: Final = 5
+_WINDOW_ARG: Final = 2
 """Where the append script's arguments name its keys (``ARGV[6]``)."""
 
 MessageInput: TypeAlias = Message | Mapping[str, Any]
@@ -151,8 +152,19 @@ class AppendCall:
 
     @property
     def short(self) -> bool:
-        """Whether the call is sent in the short form, whose way asks no permission."""
-        return self.checked and self.roles == "hsm" and len(self.encoded) == 1
+        """Whether the call is sent in the short form, whose way asks no permission.
+
+        The short form leaves the window out, so it is only for the default window
+        (``0``, the history itself): a longer window's call narrowed to ``hsm`` while
+        a slot migrates goes in the long form, whose script then refuses it for
+        want of the ids list (CHATMEM_MOVING) rather than forget ids a resend needs.
+        """
+        return (
+            self.checked
+            and self.roles == "hsm"
+            and len(self.encoded) == 1
+            and self.args[_WINDOW_ARG] == b"0"
+        )
 
     @property
     def messages(self) -> list[Message]:

@@ -133,10 +133,16 @@ def decode_session_id(encoded: str) -> str:
 def listed_session_id(member: bytes) -> str:
     """Return the session id a user's index lists as ``member``.
 
-    Raises :class:`UnicodeDecodeError` for a member chat-memory never writes (one
-    that is not percent-encoded UTF-8, e.g. another program's): see :func:`as_stored`.
+    Raises :class:`ValueError` for a member chat-memory never writes, e.g. another
+    program's: one that is not the encoding of a session id, exactly as
+    :func:`encode_session_id` writes it (``a%2fb`` or ``a/b`` for ``a%2Fb``, bytes
+    that are not UTF-8 once decoded, an empty one). See :func:`as_stored`.
     """
-    return decode_session_id(member.decode("utf-8"))
+    text = member.decode("utf-8")
+    session_id = decode_session_id(text)
+    if encode_session_id(session_id) != text:  # another id's address, written otherwise
+        raise ValueError(f"{text!r} is not a session id as chat-memory writes it")
+    return session_id
 
 
 def as_stored(member: bytes) -> str:

@@ -444,7 +444,7 @@ def _erased_id(member: bytes) -> str:
     """Return the id of a session an erasure removed; one we never write, as stored."""
     try:
         return listed_session_id(member)
-    except UnicodeDecodeError:
+    except ValueError:
         return as_stored(member)
 
 

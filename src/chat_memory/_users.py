@@ -163,11 +163,11 @@ def read_listing(reply: Sequence[Any]) -> list[SessionInfo]:
         member, score, created, count, doc = reply[at : at + 5]
         try:
             session_id = listed_session_id(member)
-        except UnicodeDecodeError:  # another program's entry: never listed under a guess
+        except ValueError:  # another program's entry: never listed under a guess
             raise CorruptMetadataError(
                 as_stored(member),
                 "its entry in the user's index is not a session id chat-memory writes"
-                " (percent-encoded UTF-8)",
+                " (the percent-encoding of the id's UTF-8, written one way)",
             ) from None
         metadata = decode_metadata(session_id, doc)
         title = metadata.get("title")

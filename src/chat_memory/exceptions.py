@@ -161,7 +161,8 @@ class CorruptMetadataError(ChatMemoryError):
 
     ``session_id`` names the session and ``reason`` says what is wrong. A
     listing raises it too for an entry of the user's index that is not a
-    session id chat-memory writes (not percent-encoded UTF-8), named as stored.
+    session id as chat-memory writes it (another program's), named as stored:
+    a name the API cannot address.
     """
 
     def __init__(self, session_id: str, reason: str) -> None:

@@ -579,7 +579,30 @@ def test_an_index_that_fails_after_the_step_that_failed_leaves_that_steps_error(
     assert steps[-1][:2] == (steps[0][0], b"enlist")  # the index
 
 
+def test_of_two_steps_the_replicas_did_not_confirm_the_first_is_reported() -> None:
+    memory = MemoryService(fakeredis.FakeRedis()).for_user("ada")
+    index = memory.keys.index()
+    scripts: list[bytes] = []
+
+    def answer(request: Any) -> Any:
+        if isinstance(request, ops.RunScript):
+            scripts.append(request.args[0])
+            if len(scripts) == 1:
+                raise redis.exceptions.ClusterError("TTL exhausted.")
+            if request.args[0] in (b"created", b"remember"):
+                reply = request.args[0].decode()
+                raise NotReplicatedError(confirmed=0, wanted=1, timeout=0.1, reply=reply)
+            return [1] if request.script == "append" else 1
+        return "zset" if request.args[1] == index else "none"
+
+    with pytest.raises(NotReplicatedError) as short:
+        _drive(ops.add_messages(memory.core, "cv", [Message("user", "hi", id="m-1")]), answer)
+    assert short.value.reply == "created"
+    assert [m.id for m in short.value.messages] == ["m-1"]
+
+
 def test_a_new_sessions_ids_step_keeps_the_retry_window() -> None:
+    # The last step fails only for the helper to hand back the steps run.
     _, steps = _in_steps_failing(len(_STEPS), redis.exceptions.ConnectionError("lost"))
     ids = next(step for step in steps if step[1] == b"ids")
     assert ids[3] == b"10"  # the window, after the TTL
@@ -607,3 +630,36 @@ def test_a_users_session_with_history_appended_in_steps_moves_its_activity_on_on
         ((history, seen, meta), b"20"),
         ((index,), b"enlist"),
     ]
+
+
+def test_a_longer_windows_call_narrowed_without_its_ids_list_is_never_sent_short() -> None:
+    # Review of issue 24: narrowed to "hsm" while its ids list was out of sight, the call of
+    # a service whose earlier append was checked went in the short form, which leaves the
+    # window out: the script took the history as the window and forgot ids a resend needs.
+    client = fakeredis.FakeRedis()
+    memory = MemoryService(client, max_history=2, idempotency_window=10)
+    for n in range(1, 4):
+        memory.add_message("s", "user", f"m{n}", message_id=f"m-{n}")
+    memory.set_metadata("s", {"title": "Paris"})
+    assert memory.core.checked
+    _, _, seen, meta = memory.keys.all("s")
+    call = memory.core.plan_append("s", [Message("user", "m4", id="m-4")]).declaring([seen, meta])
+    assert call.roles == "hsm"
+    assert not call.short
+    with pytest.raises(redis.ResponseError, match="CHATMEM_MOVING"):
+        client.eval(APPEND_LUA, len(call.keys), *call.keys, *call.sent)
+    assert client.hexists(seen, "m-1")
+    assert [m["content"] for m in memory.get_context("s")] == ["m2", "m3"]
+
+
+def test_a_call_narrowed_to_the_keys_the_session_has_keeps_the_short_form() -> None:
+    # The short form (the default window, one message, a service whose earlier append was
+    # checked) costs the server less: narrowing a call while a slot migrates keeps it.
+    memory = MemoryService(fakeredis.FakeRedis())
+    memory.add_message("s", "user", "m1")
+    memory.set_metadata("s", {"title": "Paris"})
+    _, _, seen, meta = memory.keys.all("s")
+    call = memory.core.plan_append("s", [Message("user", "m2")])
+    assert call.roles == "hsm"
+    assert call.short
+    assert call.declaring([seen, meta]).short

@@ -181,11 +181,29 @@ def test_a_compaction_remembers_the_summarys_id_so_importing_it_again_does_not_s
     assert [m.content for m in memory.get_messages("s")] == ["three", "four"]
 
 
-def test_an_index_entry_that_is_not_utf8_at_all_is_named_as_stored() -> None:
-    # Bytes no percent-encoding made: the listing names them escaped, never a guessed id.
+@pytest.mark.parametrize(
+    ("member", "named"),
+    [
+        (b"trip\xff", "trip\\xff"),  # bytes no percent-encoding made: named escaped
+        (b"trip%FF", "trip%FF"),  # not UTF-8 once decoded
+        (b"a%2fb", "a%2fb"),  # the address of a/b, written another way (we write a%2Fb)
+        (b"a/b", "a/b"),  # and unencoded
+        (b"", ""),  # no session id is empty
+    ],
+)
+def test_an_index_entry_chat_memory_never_writes_is_named_as_stored(
+    member: bytes, named: str
+) -> None:
+    # Never listed under a guessed id: a%2fb would list as "a/b" beside the real one, and
+    # stay listed after a/b is cleared. An erasure names it as stored.
     with pytest.raises(CorruptMetadataError) as raised:
-        read_listing([b"trip\xff", b"1", b"", b"1", b""])
-    assert raised.value.session_id == "trip\\xff"
+        read_listing([member, b"1", b"", b"1", b""])
+    assert raised.value.session_id == named
     assert "not a session id chat-memory writes" in raised.value.reason
-    erased = ops._erased_id(b"trip\xff"), ops._erased_id(b"trip%FF"), ops._erased_id(b"a%2Fb")
-    assert erased == ("trip\\xff", "trip%FF", "a/b")
+    assert ops._erased_id(member) == named
+
+
+def test_an_index_entry_chat_memory_writes_is_read_back_as_its_id() -> None:
+    [info] = read_listing([b"a%2Fb%20%E4%BD%A0", b"1", b"", b"1", b""])
+    assert info.session_id == "a/b 你"
+    assert ops._erased_id(b"a%2Fb%20%E4%BD%A0") == "a/b 你"
