@@ -6,6 +6,7 @@ trip LangChain's Redis histories are known to break, sync and async, and the
 history inside RunnableWithMessageHistory.
 """
 
+from datetime import date
 from typing import Any
 
 import fakeredis
@@ -20,7 +21,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.runnables.history import RunnableWithMessageHistory
 
 from chat_memory import (
@@ -33,7 +34,7 @@ from chat_memory import (
     ReplyNotStoredError,
     ToolCall,
 )
-from chat_memory.langchain import ChatMemoryHistory, RunnableWithChatMemory
+from chat_memory.langchain import ChatMemoryHistory, RunnableWithChatMemory, from_langchain
 
 TURN: list[BaseMessage] = [
     SystemMessage("Be brief.", id="s-1"),
@@ -305,3 +306,88 @@ def test_an_answer_that_cannot_be_stored_is_handed_back_with_its_text(
     assert failed.value.reply == "Paris."
     assert [m.content for m in failed.value.messages] == ["Capital of France?"]
     assert memory.get_context("ada") == []
+
+
+def test_an_invalid_tool_call_without_an_id_a_name_or_arguments_is_kept_with_empty_ones() -> None:
+    # What the model left out stays left out: nothing is made up for it.
+    missing = {"name": None, "args": None, "id": None, "error": None, "type": "invalid_tool_call"}
+    stored = from_langchain(AIMessage("", invalid_tool_calls=[missing]))
+    assert stored.tool_calls == (ToolCall(id="", name="", arguments=""),)
+
+
+def test_a_message_with_its_own_id_is_stored_under_it(server: fakeredis.FakeServer) -> None:
+    memory = MemoryService(fakeredis.FakeRedis(server=server))
+    chain = RunnableWithChatMemory(FakeListChatModel(responses=["Hi, Ada."]), memory)
+    chain.invoke([HumanMessage("I am Ada.", id="h-1")], config=SESSION)
+    asked = memory.get_messages("ada")[0]
+    assert asked.id == "h-1"  # a retry of the call finds it
+
+
+def test_a_failed_write_of_a_turn_of_several_messages_hands_back_the_answer(
+    server: fakeredis.FakeServer,
+) -> None:
+    chain = RunnableWithChatMemory(
+        FakeListChatModel(responses=["Both noted."]),
+        _RefusingMemory(fakeredis.FakeRedis(server=server)),
+    )
+    with pytest.raises(ReplyNotStoredError) as failed:
+        chain.invoke([HumanMessage("I am Ada."), HumanMessage("I live in Paris.")], config=SESSION)
+    assert failed.value.reply == "Both noted."
+    assert len(failed.value.messages) == 3
+
+
+@pytest.mark.parametrize("text", ["", "Let me check."])
+def test_a_failed_write_of_a_tool_call_hands_back_the_call_whatever_its_text(
+    server: fakeredis.FakeServer, text: str
+) -> None:
+    class Calls(FakeListChatModel):
+        def invoke(self, *args: Any, **kwargs: Any) -> Any:
+            call = {"name": "weather", "args": {"city": "Paris"}, "id": "call-1"}
+            return AIMessage(text, tool_calls=[call])
+
+    chain = RunnableWithChatMemory(
+        Calls(responses=[]), _RefusingMemory(fakeredis.FakeRedis(server=server))
+    )
+    with pytest.raises(ReplyNotStoredError) as failed:
+        chain.invoke("Weather in Paris?", config=SESSION)
+    reply = failed.value.reply
+    assert isinstance(reply, Message)
+    assert [c.name for c in reply.tool_calls] == ["weather"]
+    assert reply.content == (text or None)
+
+
+@pytest.mark.parametrize(
+    ("answer", "text"),
+    [
+        ({"city": "Zürich", "when": date(2026, 12, 7)}, '{"city": "Zürich", "when": "2026-12-07"}'),
+        (42, "42"),
+    ],
+    ids=["a structured answer", "a number"],
+)
+def test_an_answer_that_is_not_a_message_is_handed_back_as_its_text(
+    server: fakeredis.FakeServer, answer: object, text: str
+) -> None:
+    chain = RunnableWithChatMemory(
+        RunnableLambda(lambda _: answer), MemoryService(fakeredis.FakeRedis(server=server))
+    )
+    with pytest.raises(ReplyNotStoredError) as failed:
+        chain.invoke("When, and where?", config=SESSION)
+    assert failed.value.reply == text
+
+
+async def test_ainvoke_without_an_async_memory_passes_its_arguments_on(
+    server: fakeredis.FakeServer,
+) -> None:
+    seen: list[dict[str, Any]] = []
+
+    class Recording(FakeListChatModel):
+        def invoke(self, *args: Any, **kwargs: Any) -> Any:
+            seen.append(kwargs)
+            return AIMessage("Noted.")
+
+    memory = MemoryService(fakeredis.FakeRedis(server=server))
+    chain = RunnableWithChatMemory(Recording(responses=[]), memory)
+    await chain.ainvoke("Hello", config=SESSION, stop=["\n"])
+    assert len(seen) == 1
+    assert seen[0].get("stop") == ["\n"]
+    assert [m["content"] for m in memory.get_context("ada")] == ["Hello", "Noted."]
