@@ -207,6 +207,21 @@ def messages_with_ids_are(memory: MemoryService, session_id: str, docstring: str
     expect_text(f'the messages of session "{session_id}"', actual, json.loads(docstring))
 
 
+@then(parsers.re(r'the session\'s messages have the ids (?P<ids>"[^"]+"(?:(?:, | and )"[^"]+")*)'))
+@requires("message_ids")
+def messages_have_ids(memory: MemoryService, session_id: str, ids: str) -> None:
+    """The session's messages, as the app reads them back, carry these ids, oldest first.
+
+    Then the session's messages have the ids "s-1", "u-1", "a-1" and "t-1"
+    """
+    expected = ids.strip('"').replace('" and "', '", "').split('", "')
+    expect_text(
+        f'the ids of the messages of session "{session_id}"',
+        [m.id for m in memory.get_messages(session_id)],
+        expected,
+    )
+
+
 @then(parsers.parse('loading the context fails, naming entry {number:d} as corrupt: "{reason}"'))
 @requires("typed_errors")
 def context_fails_on_corrupt_entry_because(

@@ -248,6 +248,19 @@ def session_remembers(
     sent.extend(memory.add_messages(session_id, messages(datatable)))
 
 
+@when("these messages are stored in one write, as this JSON:")
+@reads_json
+@requires("message_ids")
+def messages_stored_as_json(
+    memory: MemoryService, session_id: str, sent: list[Message], docstring: str
+) -> None:
+    """The app stores chat-completions messages, given whole: ids, tool calls and all.
+
+    When these messages are stored in one write, as this JSON:
+    """
+    sent.extend(memory.add_messages(session_id, json.loads(docstring)))
+
+
 @when("the app stores these messages it kept elsewhere, with the times they were sent:")
 @reads_table("role", "content", "sent at")
 @requires("timestamps")

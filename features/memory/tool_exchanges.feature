@@ -44,6 +44,32 @@ Feature: Tool exchanges in the history
       ]
       """
 
+  Scenario: Every message of a tool exchange keeps its own id, the system prompt's too
+    Given a new session "ada"
+    When these messages are stored in one write, as this JSON:
+      """
+      [
+        {"role": "system", "content": "Be brief.", "id": "s-1"},
+        {"role": "user", "content": "Weather in Paris?", "id": "u-1"},
+        {"role": "assistant", "content": null, "id": "a-1", "tool_calls": [
+          {"id": "call-1", "type": "function",
+           "function": {"name": "weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+        {"role": "tool", "content": "18°C", "tool_call_id": "call-1", "id": "t-1"}
+      ]
+      """
+    Then the session's messages have the ids "s-1", "u-1", "a-1" and "t-1"
+    And the context is this JSON:
+      """
+      [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": null, "tool_calls": [
+          {"id": "call-1", "type": "function",
+           "function": {"name": "weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+        {"role": "tool", "content": "18°C", "tool_call_id": "call-1"}
+      ]
+      """
+
   Scenario: A tool result whose call the history limit dropped does not come back
     Given the history limit is 2 messages
     And the user said "What's the weather in Paris?"
