@@ -336,7 +336,9 @@ class NotReplicatedError(WriteOutcomeUnknownError):
     (their :class:`~chat_memory.ForgetResult` and
     :class:`~chat_memory.ImportResult`: they go on with their other batches after
     one the replicas did not confirm), and what Redis answered for another write
-    (clear, metadata).
+    (clear, metadata). For an append, read ``messages``: its ``reply`` is the
+    script's raw answer, or, for an append made in steps while its cluster slot
+    migrates, the answer of the first step the replicas did not confirm.
     """
 
     def __init__(
