@@ -59,8 +59,9 @@ MAX_TTL: Final = timedelta(days=36525)
 _REDIS_MAX_INT: Final = 2**63 - 1
 
 _ROLES_ARG: Final = 5
-_WINDOW_ARG: Final = 2
 """Where the append script's arguments name its keys (``ARGV[6]``)."""
+_WINDOW_ARG: Final = 2
+"""Where they give the retry window (``ARGV[3]``; ``0`` for the history itself)."""
 
 MessageInput: TypeAlias = Message | Mapping[str, Any]
 """A message to store: a :class:`Message` or a chat-completions dict."""

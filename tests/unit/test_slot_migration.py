@@ -10,6 +10,7 @@ given.
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import fakeredis
@@ -516,11 +517,11 @@ def test_a_key_read_that_fails_after_tryagain_says_the_write_may_have_happened()
 
 
 def _in_steps_failing(
-    failing: int, error: Exception, *, again: bool = False
+    errors: Mapping[int, Exception],
 ) -> tuple[ChatMemoryError, list[tuple[Any, ...]]]:
-    """A user's new session (a retry window longer than its history) appended in steps, with
-    step ``failing`` (1: the first after TRYAGAIN) raising ``error`` (``again``: and every
-    step after it); return what the append raised and the steps run, with their arguments."""
+    """A user's new session (a retry window longer than its history) appended in steps, each
+    step numbered in ``errors`` (1: the first after TRYAGAIN) raising its error; return what
+    the append raised and the steps run, with their arguments."""
     memory = MemoryService(fakeredis.FakeRedis(), max_history=3, idempotency_window=10)
     ada = memory.for_user("ada")
     index = ada.keys.index()
@@ -531,8 +532,8 @@ def _in_steps_failing(
             steps.append((request.keys, *request.args))
             if len(steps) == 1:
                 raise redis.exceptions.ClusterError("TTL exhausted.")
-            if len(steps) - 1 == failing or (again and len(steps) - 1 > failing):
-                raise error
+            if len(steps) - 1 in errors:
+                raise errors[len(steps) - 1]
             return [1] if request.script == "append" else 1
         return "zset" if request.args[1] == index else "none"
 
@@ -550,7 +551,7 @@ def test_each_step_the_replicas_did_not_confirm_lets_the_others_run(failing: int
     unconfirmed = NotReplicatedError(confirmed=0, wanted=1, timeout=0.1, reply=1)
     if _STEPS[failing - 1] == "append":
         unconfirmed = NotReplicatedError(confirmed=0, wanted=1, timeout=0.1, reply=[1])
-    short, steps = _in_steps_failing(failing, unconfirmed)
+    short, steps = _in_steps_failing({failing: unconfirmed})
     assert isinstance(short, NotReplicatedError)
     assert [m.id for m in short.messages] == ["m-1"]
     assert len(steps) == len(_STEPS)
@@ -559,7 +560,7 @@ def test_each_step_the_replicas_did_not_confirm_lets_the_others_run(failing: int
 @pytest.mark.parametrize("failing", range(1, len(_STEPS) + 1), ids=_STEPS)
 def test_each_step_that_fails_says_whether_the_messages_were_stored(failing: int) -> None:
     lost = redis.exceptions.ConnectionError("Connection reset by peer")
-    failed, steps = _in_steps_failing(failing, lost)
+    failed, steps = _in_steps_failing({failing: lost})
     assert isinstance(failed, WriteOutcomeUnknownError)
     assert [m.id for m in failed.messages] == ["m-1"]
     stored = failing > _STEPS.index("append") + 1
@@ -573,37 +574,27 @@ def test_each_step_that_fails_says_whether_the_messages_were_stored(failing: int
 
 def test_an_index_that_fails_after_the_step_that_failed_leaves_that_steps_error() -> None:
     lost = redis.exceptions.ConnectionError("Connection reset by peer")
-    failed, steps = _in_steps_failing(_STEPS.index("remember") + 1, lost, again=True)
+    remember = _STEPS.index("remember") + 1
+    failed, steps = _in_steps_failing(dict.fromkeys(range(remember, len(_STEPS) + 1), lost))
     assert isinstance(failed, WriteOutcomeUnknownError)
     assert "(remember)" in str(failed)
     assert steps[-1][:2] == (steps[0][0], b"enlist")  # the index
 
 
 def test_of_two_steps_the_replicas_did_not_confirm_the_first_is_reported() -> None:
-    memory = MemoryService(fakeredis.FakeRedis()).for_user("ada")
-    index = memory.keys.index()
-    scripts: list[bytes] = []
-
-    def answer(request: Any) -> Any:
-        if isinstance(request, ops.RunScript):
-            scripts.append(request.args[0])
-            if len(scripts) == 1:
-                raise redis.exceptions.ClusterError("TTL exhausted.")
-            if request.args[0] in (b"created", b"remember"):
-                reply = request.args[0].decode()
-                raise NotReplicatedError(confirmed=0, wanted=1, timeout=0.1, reply=reply)
-            return [1] if request.script == "append" else 1
-        return "zset" if request.args[1] == index else "none"
-
-    with pytest.raises(NotReplicatedError) as short:
-        _drive(ops.add_messages(memory.core, "cv", [Message("user", "hi", id="m-1")]), answer)
-    assert short.value.reply == "created"
-    assert [m.id for m in short.value.messages] == ["m-1"]
+    unconfirmed = {
+        n: NotReplicatedError(confirmed=0, wanted=1, timeout=0.1, reply=_STEPS[n - 1])
+        for n in (_STEPS.index("created") + 1, _STEPS.index("remember") + 1)
+    }
+    short, _ = _in_steps_failing(unconfirmed)
+    assert isinstance(short, NotReplicatedError)
+    assert short.reply == "created"
+    assert [m.id for m in short.messages] == ["m-1"]
 
 
 def test_a_new_sessions_ids_step_keeps_the_retry_window() -> None:
     # The last step fails only for the helper to hand back the steps run.
-    _, steps = _in_steps_failing(len(_STEPS), redis.exceptions.ConnectionError("lost"))
+    _, steps = _in_steps_failing({len(_STEPS): redis.exceptions.ConnectionError("lost")})
     ids = next(step for step in steps if step[1] == b"ids")
     assert ids[3] == b"10"  # the window, after the TTL
     assert ids[4:] == (b"m-1",)
